@@ -1,0 +1,50 @@
+# autocdc — PGXS build.  `make demo` and `make test` are the two entry points
+# for a newcomer; both install what is missing first (scripts/ensure-deps.sh).
+
+EXTENSION  = autocdc
+EXTVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" $(EXTENSION).control)
+
+MODULE_big = autocdc
+OBJS       = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+DATA       = $(wildcard sql/$(EXTENSION)--*.sql)
+DOCS       = README.md
+
+PG_CPPFLAGS = -Wall -Werror -Wno-missing-field-initializers
+
+TESTS      = $(sort $(wildcard test/sql/*.sql))
+REGRESS    = $(patsubst test/sql/%.sql,%,$(TESTS))
+REGRESS_OPTS = --inputdir=test
+ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
+ISOLATION_OPTS = --load-extension=$(EXTENSION)
+
+# Debian keeps one pg_config per major version; prefer 15's.
+PG_CONFIG ?= $(shell if [ -x /usr/lib/postgresql/15/bin/pg_config ]; then echo /usr/lib/postgresql/15/bin/pg_config; else echo pg_config; fi)
+# No LLVM bitcode: it would need clang at install time for little gain.
+override with_llvm = no
+
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+endif
+
+PROPERTY_SEEDS ?= 120
+
+.PHONY: deps demo test check-property soak
+
+deps:
+	@sh scripts/ensure-deps.sh
+
+# Build, install, run the example pipeline in a throwaway cluster.
+demo: deps
+	$(MAKE) install
+	sh scripts/in-cluster.sh sh examples/run-demo.sh
+
+# Build, install, run every pg_regress, isolation and TAP test and the
+# property test in a throwaway cluster.
+test: deps
+	$(MAKE) install
+	sh scripts/in-cluster.sh sh scripts/run-tests.sh $(PROPERTY_SEEDS)
+
+soak: deps
+	$(MAKE) install
+	sh scripts/in-cluster.sh perl test/property/property.pl --soak

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Runs inside scripts/in-cluster.sh: pg_regress and isolation tests
+# (make installcheck), then the property test.  Exits non-zero on any failure.
+set -u
+seeds=${1:-120}
+status=0
+
+if ! make -s installcheck; then
+    status=1
+    [ -f regression.diffs ] && cat regression.diffs
+    [ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
+fi
+
+if ls test/t/*.pl >/dev/null 2>&1; then
+    if ! sh scripts/run-tap.sh; then status=1; fi
+fi
+
+if ! perl test/property/model_selftest.pl; then status=1; fi
+if ! perl test/property/property.pl --seeds "$seeds"; then status=1; fi
+
+if [ $status -eq 0 ]; then echo "autocdc: all tests passed"; else echo "autocdc: TESTS FAILED"; fi
+exit $status

@@ -1,0 +1,196 @@
+/* autocdc--0.1.0.sql */
+
+\echo Use "CREATE EXTENSION autocdc" to load this file. \quit
+
+-- Schema autocdc is created by CREATE EXTENSION (control file: schema).
+-- Every object below is qualified; nothing depends on the installer's
+-- search_path.  Catalog tables reference user relations as regclass so that
+-- pg_dump and pg_upgrade keep them.
+
+GRANT USAGE ON SCHEMA autocdc TO PUBLIC;
+
+CREATE TABLE autocdc.pipeline (
+    name        text PRIMARY KEY,
+    owner       regrole NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE autocdc.pipeline IS 'autocdc pipelines: a named group of flows run together, owned by the role that created its first flow';
+
+-- One row per target fed by AUTO CDC flows: what every flow into it must
+-- agree on, and where its auxiliary state lives.
+CREATE TABLE autocdc.target (
+    target          regclass PRIMARY KEY,
+    scd_type        int NOT NULL,
+    keys            text[] NOT NULL,
+    sequence_type   regtype NOT NULL,
+    state_table     regclass NOT NULL,
+    sequence_composite regtype,          -- created for ROW(...) sequences
+    partial_columns text[] NOT NULL DEFAULT '{}',
+    truncate_seq    text                 -- highest truncate applied, as text of sequence_type
+);
+COMMENT ON TABLE autocdc.target IS 'autocdc targets of AUTO CDC flows and their auxiliary state tables';
+
+CREATE TABLE autocdc.flow (
+    name            text PRIMARY KEY,
+    pipeline        text NOT NULL REFERENCES autocdc.pipeline (name),
+    kind            text NOT NULL CHECK (kind IN ('auto_cdc')),
+    target          regclass NOT NULL REFERENCES autocdc.target (target),
+    source          regclass NOT NULL,
+    keys            text[] NOT NULL,
+    sequence_by     text NOT NULL,
+    stored_as_scd_type int NOT NULL,
+    apply_as_deletes   text,
+    apply_as_truncates text,
+    columns         text[] NOT NULL,     -- non-key target columns this flow writes
+    ignore_null_columns text[] NOT NULL DEFAULT '{}',
+    once            boolean NOT NULL DEFAULT false,
+    read_mode       text NOT NULL CHECK (read_mode IN ('incremental', 'full')),
+    owner           regrole NOT NULL,
+    options         jsonb NOT NULL,      -- the arguments as given
+    created_at      timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+CREATE INDEX ON autocdc.flow (pipeline);
+CREATE INDEX ON autocdc.flow (target);
+COMMENT ON TABLE autocdc.flow IS 'autocdc flows, as created by autocdc.create_auto_cdc_flow';
+
+-- Per flow: the source snapshot up to which rows have been read.  Written in
+-- the same transaction as the target changes.
+CREATE TABLE autocdc.checkpoint (
+    flow        text PRIMARY KEY REFERENCES autocdc.flow (name) ON DELETE CASCADE,
+    snapshot    pg_snapshot,     -- rows of transactions visible in it were read
+    own_xid     xid8,            -- the run's own transaction, treated apart:
+    own_cid     bigint,          --   its rows with cmin < own_cid were read
+    once_done_at timestamptz,
+    last_run_at timestamptz
+);
+COMMENT ON TABLE autocdc.checkpoint IS 'autocdc per-flow read position (exactly-once checkpoint) and ONCE marks';
+
+CREATE TABLE autocdc.event_log (
+    id            bigserial PRIMARY KEY,
+    logged_at     timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    run_id        bigint NOT NULL,
+    pipeline      text NOT NULL,
+    flow          text NOT NULL,
+    target        text NOT NULL,
+    kind          text NOT NULL,
+    read_mode     text NOT NULL,
+    full_refresh  boolean NOT NULL,
+    rows_read     bigint NOT NULL DEFAULT 0,
+    rows_upserted bigint NOT NULL DEFAULT 0,
+    rows_deleted  bigint NOT NULL DEFAULT 0,
+    rows_skipped  bigint NOT NULL DEFAULT 0,
+    status        text NOT NULL CHECK (status IN ('success', 'failed', 'skipped')),
+    error         text,
+    duration      interval NOT NULL,
+    run_by        regrole NOT NULL
+);
+CREATE INDEX ON autocdc.event_log (flow, id);
+CREATE SEQUENCE autocdc.run_id_seq;
+COMMENT ON TABLE autocdc.event_log IS 'autocdc: one row per flow per run, with counts, status and error';
+
+SELECT pg_catalog.pg_extension_config_dump('autocdc.pipeline', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.target', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.flow', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.checkpoint', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.event_log', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.event_log_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.run_id_seq', '');
+
+-- Catalog writes happen in C as the extension owner; everyone may read.
+REVOKE ALL ON autocdc.pipeline, autocdc.target, autocdc.flow, autocdc.checkpoint,
+              autocdc.event_log FROM PUBLIC;
+GRANT SELECT ON autocdc.pipeline, autocdc.target, autocdc.flow, autocdc.checkpoint,
+                autocdc.event_log TO PUBLIC;
+
+CREATE VIEW autocdc.flows AS
+SELECT f.name,
+       f.pipeline,
+       f.kind,
+       f.source,
+       f.target,
+       f.keys,
+       f.sequence_by,
+       f.stored_as_scd_type AS scd_type,
+       f.read_mode,
+       f.once,
+       f.owner,
+       f.options,
+       c.snapshot      AS checkpoint,
+       c.once_done_at,
+       l.logged_at     AS last_run_at,
+       l.status        AS last_status,
+       l.error         AS last_error
+  FROM autocdc.flow f
+  LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
+  LEFT JOIN LATERAL (SELECT e.logged_at, e.status, e.error
+                       FROM autocdc.event_log e
+                      WHERE e.flow OPERATOR(pg_catalog.=) f.name
+                      ORDER BY e.id DESC LIMIT 1) l ON true;
+GRANT SELECT ON autocdc.flows TO PUBLIC;
+COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint and last run';
+
+-- The read position stored after a run: its snapshot, with the run's own
+-- transaction marked as not yet visible (its rows are tracked by command id,
+-- so rows it adds after the run are still read later).
+CREATE FUNCTION autocdc._checkpoint_snapshot(snap pg_snapshot, own xid8)
+RETURNS pg_snapshot
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog
+AS $$
+  SELECT CASE
+    WHEN own IS NULL OR NOT pg_visible_in_snapshot(own, snap) THEN snap
+    ELSE (least(pg_snapshot_xmin(snap), own)::text || ':' ||
+          pg_snapshot_xmax(snap)::text || ':' ||
+          (SELECT string_agg(x::text, ',' ORDER BY x)
+             FROM (SELECT pg_snapshot_xip(snap) AS x UNION SELECT own) u))::pg_snapshot
+  END
+$$;
+
+CREATE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    source      regclass,
+    keys        text[],
+    sequence_by text,
+    name        text    DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT 'default')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text)
+    IS 'declare an AUTO CDC flow from a change table into an SCD target';
+
+CREATE FUNCTION autocdc.drop_flow(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_drop_flow'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.drop_flow(text) IS 'drop a flow (the target table is kept)';
+
+CREATE FUNCTION autocdc.run(pipeline text DEFAULT NULL,
+                            full_refresh boolean DEFAULT false,
+                            flows text[] DEFAULT NULL)
+RETURNS TABLE(flow text, target regclass, kind text, rows_read bigint,
+              rows_upserted bigint, rows_deleted bigint, rows_skipped bigint,
+              status text, duration interval)
+AS 'MODULE_PATHNAME', 'autocdc_run'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.run(text, boolean, text[])
+    IS 'run the flows of a pipeline (or all of the caller''s pipelines) once';
+
+CREATE FUNCTION autocdc._on_sql_drop()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_sql_drop'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_sql_drop ON sql_drop
+    EXECUTE FUNCTION autocdc._on_sql_drop();

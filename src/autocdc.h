@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ * autocdc.h
+ *	  What every autocdc module shares: settings, reserved names, SPI and
+ *	  identity helpers, SQL text helpers.
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_H
+#define AUTOCDC_H
+
+#include "postgres.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+
+/* Hidden column a table gets when it becomes a source (DESIGN §4). */
+#define AUTOCDC_XID_COLUMN		"__autocdc_xid"
+#define AUTOCDC_RESERVED_PREFIX "__autocdc"
+
+/* Settings (autocdc.c). */
+extern int	autocdc_tombstone_retention_s;
+
+/* Who runs a piece of work, with search_path pinned (util.c). */
+typedef struct UserSwitch
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+} UserSwitch;
+
+extern Oid	autocdc_extension_owner(void);
+extern void autocdc_become(UserSwitch *sw, Oid role, bool restricted);
+extern void autocdc_unbecome(UserSwitch *sw);
+
+/* SPI helpers: errors are raised, never returned. */
+extern int	spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+					 const char *nulls, bool read_only);
+extern void catalog_exec(const char *sql, int nargs, Oid *argtypes,
+						 Datum *values, const char *nulls);
+extern char *spi_value(int row, int col);	/* NULL for SQL NULL */
+extern bool spi_bool(int row, int col);
+extern int64 spi_int64(int row, int col);
+
+/* Lists and names. */
+extern List *text_array_to_list(Datum array);
+extern Datum list_to_text_array(List *names);
+extern char *rel_qualified_name(Oid relid);
+extern char *type_qualified_name(Oid typid);
+extern void append_column_list(StringInfo buf, List *names, const char *prefix);
+extern bool list_has_string(List *names, const char *name);
+
+/* Comparisons emitted into generated SQL, operators resolved from the type. */
+extern void append_nullsafe_eq(StringInfo buf, const char *a, const char *b,
+							   Oid typid);
+extern void append_seq_cmp(StringInfo buf, const char *a, const char *op,
+						   const char *b, Oid typid);
+
+#endif							/* AUTOCDC_H */

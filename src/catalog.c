@@ -1,0 +1,244 @@
+/*-------------------------------------------------------------------------
+ * catalog.c
+ *	  Reading and writing autocdc's catalog tables (pipeline, target, flow,
+ *	  checkpoint, event_log).  Writes run as the extension owner; callers
+ *	  check the user's rights before.
+ *-------------------------------------------------------------------------
+ */
+#include "flow.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+static char *
+dup_or_null(int row, int col)
+{
+	return spi_value(row, col);
+}
+
+static List *
+array_col(int row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
+								  SPI_tuptable->tupdesc, col, &isnull);
+
+	return isnull ? NIL : text_array_to_list(d);
+}
+
+static Oid
+oid_col(int row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
+								  SPI_tuptable->tupdesc, col, &isnull);
+
+	return isnull ? InvalidOid : DatumGetObjectId(d);
+}
+
+/*
+ * Flows of one pipeline (or of every pipeline when NULL), optionally only
+ * the named ones, ordered by name.  Checkpoints are not loaded here: they
+ * are read under lock by catalog_lock_checkpoint.
+ */
+List *
+catalog_load_flows(const char *pipeline, List *flow_names)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+	List	   *result = NIL;
+
+	values[0] = pipeline ? CStringGetTextDatum(pipeline) : (Datum) 0;
+	if (!pipeline)
+		nulls[0] = 'n';
+	values[1] = flow_names ? list_to_text_array(flow_names) : (Datum) 0;
+	if (!flow_names)
+		nulls[1] = 'n';
+
+	catalog_exec("SELECT f.name, f.pipeline, f.owner::pg_catalog.oid, "
+				 "       f.target::pg_catalog.oid, f.source::pg_catalog.oid, "
+				 "       f.stored_as_scd_type, f.keys, f.columns, "
+				 "       f.ignore_null_columns, f.sequence_by, "
+				 "       f.apply_as_deletes, f.apply_as_truncates, f.once, "
+				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
+				 "       t.state_table::pg_catalog.oid, "
+				 "       t.sequence_type::pg_catalog.oid, "
+				 "       t.partial_columns, t.truncate_seq "
+				 "  FROM autocdc.flow f "
+				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
+				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
+				 "   AND ($2 IS NULL OR f.name OPERATOR(pg_catalog.=) ANY ($2)) "
+				 " ORDER BY f.name",
+				 2, argtypes, values, nulls);
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		FlowDef    *f = palloc0(sizeof(FlowDef));
+		bool		isnull;
+
+		f->name = spi_value(i, 1);
+		f->pipeline = spi_value(i, 2);
+		f->owner = oid_col(i, 3);
+		f->target = oid_col(i, 4);
+		f->source = oid_col(i, 5);
+		f->scd_type = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+												  SPI_tuptable->tupdesc, 6,
+												  &isnull));
+		f->keys = array_col(i, 7);
+		f->columns = array_col(i, 8);
+		f->ignore_null = array_col(i, 9);
+		f->sequence_by = dup_or_null(i, 10);
+		f->deletes = dup_or_null(i, 11);
+		f->truncates = dup_or_null(i, 12);
+		f->once = spi_bool(i, 13);
+		f->incremental = spi_bool(i, 14);
+		f->state = oid_col(i, 15);
+		f->seq_type = oid_col(i, 16);
+		f->state_partial = array_col(i, 17);
+		f->truncate_seq = dup_or_null(i, 18);
+		result = lappend(result, f);
+	}
+	return result;
+}
+
+/*
+ * Locks the flow's checkpoint row until the end of the transaction and
+ * loads it, together with the target's current truncate mark.  Under
+ * REPEATABLE READ a checkpoint moved by a concurrent run is a
+ * serialization failure, so a stale checkpoint is never used.
+ */
+void
+catalog_lock_checkpoint(FlowDef *flow)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(flow->name)};
+
+	catalog_exec("SELECT c.snapshot::pg_catalog.text, c.own_xid::pg_catalog.text, "
+				 "       c.own_cid::pg_catalog.text, c.once_done_at IS NOT NULL "
+				 "  FROM autocdc.checkpoint c "
+				 " WHERE c.flow OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flow \"%s\" was dropped while the run started", flow->name)));
+	flow->ckpt_snapshot = spi_value(0, 1);
+	flow->ckpt_own_xid = spi_value(0, 2);
+	flow->ckpt_own_cid = spi_value(0, 3);
+	flow->once_done = spi_bool(0, 4);
+
+	values[0] = ObjectIdGetDatum(flow->target);
+	argtypes[0] = OIDOID;
+	catalog_exec("SELECT truncate_seq FROM autocdc.target "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	flow->truncate_seq = SPI_processed == 1 ? spi_value(0, 1) : NULL;
+}
+
+void
+catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
+						const char *own_xid, int64 own_cid)
+{
+	Oid			argtypes[5] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, BOOLOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	values[0] = CStringGetTextDatum(flow->name);
+	values[1] = CStringGetTextDatum(snapshot);
+	if (own_xid)
+		values[2] = CStringGetTextDatum(own_xid);
+	else
+		nulls[2] = 'n';
+	values[3] = Int64GetDatum(own_cid);
+	values[4] = BoolGetDatum(flow->once);
+	catalog_exec("UPDATE autocdc.checkpoint "
+				 "   SET snapshot = autocdc._checkpoint_snapshot($2::pg_catalog.pg_snapshot, $3::pg_catalog.xid8), "
+				 "       own_xid = $3::pg_catalog.xid8, own_cid = $4, "
+				 "       once_done_at = CASE WHEN $5 THEN pg_catalog.now() END, "
+				 "       last_run_at = pg_catalog.now() "
+				 " WHERE flow OPERATOR(pg_catalog.=) $1",
+				 5, argtypes, values, nulls);
+}
+
+/* Forgets every read position, ONCE mark and truncate of a target. */
+void
+catalog_reset_target(Oid target)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(target)};
+
+	catalog_exec("UPDATE autocdc.checkpoint c "
+				 "   SET snapshot = NULL, own_xid = NULL, own_cid = NULL, once_done_at = NULL "
+				 "  FROM autocdc.flow f "
+				 " WHERE f.name OPERATOR(pg_catalog.=) c.flow "
+				 "   AND f.target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	catalog_exec("UPDATE autocdc.target SET truncate_seq = NULL "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+}
+
+void
+catalog_set_truncate_seq(Oid target, const char *seq)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2] = {ObjectIdGetDatum(target), CStringGetTextDatum(seq)};
+
+	catalog_exec("UPDATE autocdc.target SET truncate_seq = $2 "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 2, argtypes, values, NULL);
+}
+
+void
+catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
+				  FlowCounts *counts, const char *status, const char *error,
+				  double seconds)
+{
+	Oid			argtypes[14] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
+		BOOLOID, INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	FLOAT8OID, OIDOID};
+	Datum		values[14];
+	char		nulls[14];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(run_id);
+	values[1] = CStringGetTextDatum(flow->pipeline);
+	values[2] = CStringGetTextDatum(flow->name);
+	values[3] = ObjectIdGetDatum(flow->target);
+	values[4] = CStringGetTextDatum(flow->incremental && !flow->once ? "incremental" : "full");
+	values[5] = BoolGetDatum(full_refresh);
+	values[6] = Int64GetDatum(counts->read);
+	values[7] = Int64GetDatum(counts->upserted);
+	values[8] = Int64GetDatum(counts->deleted);
+	values[9] = Int64GetDatum(counts->skipped);
+	values[10] = CStringGetTextDatum(status);
+	if (error)
+		values[11] = CStringGetTextDatum(error);
+	else
+		nulls[11] = 'n';
+	values[12] = Float8GetDatum(seconds);
+	values[13] = ObjectIdGetDatum(GetUserId());
+
+	catalog_exec("INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
+				 "  read_mode, full_refresh, rows_read, rows_upserted, rows_deleted, "
+				 "  rows_skipped, status, error, duration, run_by) "
+				 "VALUES ($1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, 'auto_cdc', $5, $6, $7, $8, $9, "
+				 "  $10, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole)",
+				 14, argtypes, values, nulls);
+}
+
+/* The pipeline's owner, or InvalidOid when there is no such pipeline. */
+Oid
+catalog_pipeline_owner(const char *pipeline)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(pipeline)};
+
+	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.pipeline "
+				 " WHERE name OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+	return SPI_processed == 1 ? oid_col(0, 1) : InvalidOid;
+}

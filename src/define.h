@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ * define.h
+ *	  Flow definition: the validated form of create_auto_cdc_flow's
+ *	  arguments (flow_define.c) and the steps that turn it into a source,
+ *	  a target, auxiliary state and catalog rows (define_target.c).
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_DEFINE_H
+#define AUTOCDC_DEFINE_H
+
+#include "autocdc.h"
+#include "flow.h"
+
+typedef struct SourceColumn
+{
+	char	   *name;
+	Oid			typid;
+	int32		typmod;
+	Oid			collation;
+} SourceColumn;
+
+typedef struct FlowSpec
+{
+	/* As given (names resolved against the source). */
+	char	   *name;
+	char	   *pipeline;
+	char	   *target_name;
+	Oid			source;
+	List	   *keys;
+	List	   *columns;		/* non-key columns written */
+	List	   *ignore_null;	/* partial-update columns */
+	char	   *sequence_by;
+	char	   *deletes;
+	char	   *truncates;
+	bool		once;
+	int			scd_type;
+	char	   *options_json;
+
+	/* Derived. */
+	bool		incremental;	/* source is a table: read by transaction */
+	List	   *source_columns; /* SourceColumn, in attribute order */
+	Oid			seq_type;		/* RECORDOID for ROW(...) until a type exists */
+	List	   *seq_row_types;	/* field types of a ROW(...) sequence */
+	List	   *seq_row_typmods;
+	char	   *seq_norm;		/* expressions, names resolved, search_path-proof */
+	char	   *deletes_norm;
+	char	   *truncates_norm;
+	Oid			target;
+} FlowSpec;
+
+extern void define_resolve_columns(FlowSpec *spec, List *column_list,
+								   List *except_list, bool ignore_all,
+								   List *ignore_list, List *ignore_except);
+extern SourceColumn *define_source_column(FlowSpec *spec, const char *name);
+extern void define_analyze_expressions(FlowSpec *spec);
+extern void define_create_flow(FlowSpec *spec);
+extern void define_drop_orphan_targets(void);
+
+#endif							/* AUTOCDC_DEFINE_H */

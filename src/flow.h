@@ -1,0 +1,62 @@
+/*-------------------------------------------------------------------------
+ * flow.h
+ *	  A flow as the run sees it, and the catalog access that loads and saves
+ *	  it (catalog.c).
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_FLOW_H
+#define AUTOCDC_FLOW_H
+
+#include "autocdc.h"
+
+typedef struct FlowDef
+{
+	char	   *name;
+	char	   *pipeline;
+	Oid			owner;
+	Oid			target;
+	Oid			source;
+	int			scd_type;
+	List	   *keys;			/* key column names (target = source names) */
+	List	   *columns;		/* non-key target columns this flow writes */
+	List	   *ignore_null;	/* this flow's partial-update columns */
+	char	   *sequence_by;	/* normalized expression over the source row */
+	char	   *deletes;		/* normalized boolean expression or NULL */
+	char	   *truncates;		/* normalized boolean expression or NULL */
+	bool		once;
+	bool		incremental;	/* source carries __autocdc_xid */
+
+	/* Target-level facts shared by every flow into the target. */
+	Oid			state;			/* auxiliary state table */
+	Oid			seq_type;
+	List	   *state_partial;	/* columns whose setting sequence is kept */
+	char	   *truncate_seq;	/* highest truncate applied, or NULL */
+
+	/* Checkpoint, read under lock at run time. */
+	char	   *ckpt_snapshot;	/* NULL before the first run */
+	char	   *ckpt_own_xid;
+	char	   *ckpt_own_cid;
+	bool		once_done;
+} FlowDef;
+
+/* Counts a flow run reports. */
+typedef struct FlowCounts
+{
+	int64		read;
+	int64		upserted;
+	int64		deleted;
+	int64		skipped;
+} FlowCounts;
+
+extern List *catalog_load_flows(const char *pipeline, List *flow_names);
+extern void catalog_lock_checkpoint(FlowDef *flow);
+extern void catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
+									const char *own_xid, int64 own_cid);
+extern void catalog_reset_target(Oid target);
+extern void catalog_set_truncate_seq(Oid target, const char *seq);
+extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
+							  FlowCounts *counts, const char *status,
+							  const char *error, double seconds);
+extern Oid	catalog_pipeline_owner(const char *pipeline);
+
+#endif							/* AUTOCDC_FLOW_H */

@@ -1,0 +1,482 @@
+/*-------------------------------------------------------------------------
+ * flow_define.c
+ *	  autocdc.create_auto_cdc_flow and autocdc.drop_flow: validating a flow
+ *	  definition, resolving every name once, preparing the source for
+ *	  incremental reads, creating or checking the target, and setting up the
+ *	  target's auxiliary state.
+ *-------------------------------------------------------------------------
+ */
+#include "autocdc.h"
+#include "define.h"
+
+#include "access/relation.h"
+#include "catalog/dependency.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+PG_FUNCTION_INFO_V1(autocdc_create_auto_cdc_flow);
+PG_FUNCTION_INFO_V1(autocdc_drop_flow);
+
+/* Names a target may not carry as ordinary columns (DESIGN §1). */
+static const char *const reserved_columns[] = {
+	"__start_at", "__end_at", "__system_start_at", "__system_end_at", NULL
+};
+
+static bool
+is_reserved_column(const char *name)
+{
+	for (int i = 0; reserved_columns[i]; i++)
+		if (pg_strcasecmp(name, reserved_columns[i]) == 0)
+			return true;
+	return pg_strncasecmp(name, AUTOCDC_RESERVED_PREFIX,
+						  strlen(AUTOCDC_RESERVED_PREFIX)) == 0;
+}
+
+/* Text argument or NULL. */
+static char *
+text_arg(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
+}
+
+static List *
+list_arg(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : text_array_to_list(PG_GETARG_DATUM(n));
+}
+
+static void
+require_arg(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", what)));
+}
+
+static void
+refuse_both(List *a, List *b, const char *aname, const char *bname)
+{
+	if (a != NIL && b != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s and %s cannot be used together", aname, bname),
+				 errhint("Name the columns to use with %s, or the columns to leave out with %s.",
+						 aname, bname)));
+}
+
+/*
+ * Lays out a flow's arguments, in the SQL signature's order.
+ */
+enum
+{
+	ARG_TARGET, ARG_SOURCE, ARG_KEYS, ARG_SEQUENCE_BY, ARG_NAME, ARG_SCD_TYPE,
+	ARG_DELETES, ARG_TRUNCATES, ARG_COLUMN_LIST, ARG_EXCEPT_COLUMN_LIST,
+	ARG_TRACK_LIST, ARG_TRACK_EXCEPT, ARG_IGNORE_NULL, ARG_IGNORE_NULL_LIST,
+	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE
+};
+
+static const char *const arg_names[] = {
+	"target", "source", "keys", "sequence_by", "name", "stored_as_scd_type",
+	"apply_as_deletes", "apply_as_truncates", "column_list",
+	"except_column_list", "track_history_column_list",
+	"track_history_except_column_list", "ignore_null_updates",
+	"ignore_null_updates_column_list", "ignore_null_updates_except_column_list",
+	"once", "pipeline"
+};
+
+/* The arguments as given, as a jsonb text kept in autocdc.flow.options. */
+static char *
+options_json(FunctionCallInfo fcinfo)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i <= ARG_PIPELINE; i++)
+	{
+		Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, i);
+		Oid			outfn;
+		bool		isvarlena;
+		char	   *val;
+
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		escape_json(&buf, arg_names[i]);
+		appendStringInfoString(&buf, ": ");
+		if (PG_ARGISNULL(i) || !OidIsValid(typid))
+		{
+			appendStringInfoString(&buf, "null");
+			continue;
+		}
+		if (i == ARG_SOURCE)
+		{
+			val = rel_qualified_name(PG_GETARG_OID(i));
+			escape_json(&buf, val);
+			continue;
+		}
+		if (typid == TEXTARRAYOID)
+		{
+			ListCell   *lc;
+			bool		first = true;
+
+			appendStringInfoChar(&buf, '[');
+			foreach(lc, text_array_to_list(PG_GETARG_DATUM(i)))
+			{
+				if (!first)
+					appendStringInfoString(&buf, ", ");
+				escape_json(&buf, lfirst(lc));
+				first = false;
+			}
+			appendStringInfoChar(&buf, ']');
+			continue;
+		}
+		getTypeOutputInfo(typid, &outfn, &isvarlena);
+		val = OidOutputFunctionCall(outfn, PG_GETARG_DATUM(i));
+		if (typid == BOOLOID || typid == INT4OID)
+			appendStringInfoString(&buf, strcmp(val, "t") == 0 ? "true" :
+								   strcmp(val, "f") == 0 ? "false" : val);
+		else
+			escape_json(&buf, val);
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+Datum
+autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
+{
+	FlowSpec	spec;
+	List	   *column_list,
+			   *except_list,
+			   *track_list,
+			   *track_except,
+			   *ignore_list,
+			   *ignore_except;
+	int			scd_type;
+
+	require_arg(fcinfo, ARG_TARGET, "target");
+	require_arg(fcinfo, ARG_SOURCE, "source");
+	require_arg(fcinfo, ARG_KEYS, "keys");
+	require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
+	require_arg(fcinfo, ARG_PIPELINE, "pipeline");
+
+	memset(&spec, 0, sizeof(spec));
+	spec.target_name = text_arg(fcinfo, ARG_TARGET);
+	spec.source = PG_GETARG_OID(ARG_SOURCE);
+	spec.keys = list_arg(fcinfo, ARG_KEYS);
+	spec.sequence_by = text_arg(fcinfo, ARG_SEQUENCE_BY);
+	spec.name = PG_ARGISNULL(ARG_NAME) ? spec.target_name : text_arg(fcinfo, ARG_NAME);
+	spec.deletes = text_arg(fcinfo, ARG_DELETES);
+	spec.truncates = text_arg(fcinfo, ARG_TRUNCATES);
+	spec.once = !PG_ARGISNULL(ARG_ONCE) && PG_GETARG_BOOL(ARG_ONCE);
+	spec.pipeline = text_arg(fcinfo, ARG_PIPELINE);
+
+	column_list = list_arg(fcinfo, ARG_COLUMN_LIST);
+	except_list = list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
+	track_list = list_arg(fcinfo, ARG_TRACK_LIST);
+	track_except = list_arg(fcinfo, ARG_TRACK_EXCEPT);
+	ignore_list = list_arg(fcinfo, ARG_IGNORE_NULL_LIST);
+	ignore_except = list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
+
+	scd_type = PG_ARGISNULL(ARG_SCD_TYPE) ? 1 : PG_GETARG_INT32(ARG_SCD_TYPE);
+	if (scd_type == 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("stored_as_scd_type 2 is not available in autocdc %s", "0.1.0"),
+				 errdetail("This version keeps SCD type 1 targets."),
+				 errhint("Use stored_as_scd_type => 1.")));
+	if (scd_type != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stored_as_scd_type must be 1 or 2, not %d", scd_type)));
+	spec.scd_type = scd_type;
+
+	if (track_list != NIL || track_except != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s applies only to SCD type 2 flows",
+						track_list != NIL ? "track_history_column_list"
+						: "track_history_except_column_list"),
+				 errdetail("An SCD type 1 target keeps no history to track."),
+				 errhint("Remove the option, or use stored_as_scd_type => 2.")));
+	if (spec.name[0] == '\0' || spec.pipeline[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flow and pipeline names must not be empty")));
+	if (spec.keys == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keys must name at least one column")));
+	refuse_both(column_list, except_list, "column_list", "except_column_list");
+	refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
+				"ignore_null_updates_except_column_list");
+
+	spec.options_json = options_json(fcinfo);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	define_resolve_columns(&spec, column_list, except_list,
+						   !PG_ARGISNULL(ARG_IGNORE_NULL) && PG_GETARG_BOOL(ARG_IGNORE_NULL),
+						   ignore_list, ignore_except);
+	define_analyze_expressions(&spec);
+	define_create_flow(&spec);
+
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * Resolves a user-written column name against the source: an exact match,
+ * else the only case-insensitive one (so keys => ARRAY['userId'] finds the
+ * column an unquoted userId created).
+ */
+static char *
+resolve_column(FlowSpec *spec, const char *name, const char *what)
+{
+	ListCell   *lc;
+	char	   *found = NULL;
+	int			nfound = 0;
+
+	foreach(lc, spec->source_columns)
+	{
+		SourceColumn *c = lfirst(lc);
+
+		if (strcmp(c->name, name) == 0)
+			return c->name;
+	}
+	foreach(lc, spec->source_columns)
+	{
+		SourceColumn *c = lfirst(lc);
+
+		if (pg_strcasecmp(c->name, name) == 0)
+		{
+			found = c->name;
+			nfound++;
+		}
+	}
+	if (nfound == 1)
+		return found;
+	ereport(ERROR,
+			(errcode(nfound > 1 ? ERRCODE_AMBIGUOUS_COLUMN : ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("column \"%s\" named in %s %s in source \"%s\"",
+					name, what, nfound > 1 ? "is ambiguous" : "does not exist",
+					rel_qualified_name(spec->source)),
+			 nfound > 1 ? errhint("Write the column's name with its exact case.") : 0));
+	return NULL;				/* keep compiler quiet */
+}
+
+SourceColumn *
+define_source_column(FlowSpec *spec, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, spec->source_columns)
+	{
+		SourceColumn *c = lfirst(lc);
+
+		if (strcmp(c->name, name) == 0)
+			return c;
+	}
+	elog(ERROR, "column \"%s\" not found in source", name);
+	return NULL;
+}
+
+static List *
+resolve_list(FlowSpec *spec, List *names, const char *what)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, names)
+	{
+		char	   *col = resolve_column(spec, lfirst(lc), what);
+
+		if (list_has_string(result, col))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("column \"%s\" appears twice in %s", col, what)));
+		result = lappend(result, col);
+	}
+	return result;
+}
+
+/*
+ * Reads the source's columns and works out the key columns, the non-key
+ * columns the flow writes and its partial-update (ignore-null) columns.
+ */
+void
+define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
+					   bool ignore_all, List *ignore_list, List *ignore_except)
+{
+	Relation	rel;
+	TupleDesc	desc;
+	List	   *keys,
+			   *chosen = NIL,
+			   *except = NIL;
+	ListCell   *lc;
+	AclResult	acl;
+
+	rel = relation_open(spec->source, AccessShareLock);
+	switch (rel->rd_rel->relkind)
+	{
+		case RELKIND_RELATION:
+		case RELKIND_PARTITIONED_TABLE:
+			spec->incremental = true;
+			break;
+		case RELKIND_VIEW:
+		case RELKIND_MATVIEW:
+		case RELKIND_FOREIGN_TABLE:
+			spec->incremental = false;
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("\"%s\" cannot be a flow source", RelationGetRelationName(rel)),
+					 errdetail("A source must be a table, view, materialized view or foreign table.")));
+	}
+	acl = pg_class_aclcheck(spec->source, GetUserId(), ACL_SELECT);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+
+	desc = RelationGetDescr(rel);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		SourceColumn *c;
+
+		if (att->attisdropped)
+			continue;
+		c = palloc0(sizeof(SourceColumn));
+		c->name = pstrdup(NameStr(att->attname));
+		c->typid = att->atttypid;
+		c->typmod = att->atttypmod;
+		c->collation = att->attcollation;
+		spec->source_columns = lappend(spec->source_columns, c);
+	}
+	relation_close(rel, AccessShareLock);
+
+	keys = resolve_list(spec, spec->keys, "keys");
+	if (column_list != NIL)
+		chosen = resolve_list(spec, column_list, "column_list");
+	if (except_list != NIL)
+		except = resolve_list(spec, except_list, "except_column_list");
+
+	foreach(lc, keys)
+	{
+		if (list_has_string(except, lfirst(lc)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("key column \"%s\" cannot be excluded by except_column_list",
+							(char *) lfirst(lc))));
+		if (is_reserved_column(lfirst(lc)))
+			ereport(ERROR,
+					(errcode(ERRCODE_RESERVED_NAME),
+					 errmsg("column name \"%s\" is reserved by autocdc", (char *) lfirst(lc))));
+	}
+
+	spec->keys = keys;
+	spec->columns = NIL;
+	foreach(lc, spec->source_columns)
+	{
+		SourceColumn *c = lfirst(lc);
+
+		if (list_has_string(keys, c->name))
+			continue;
+		if (column_list != NIL ? !list_has_string(chosen, c->name)
+			: list_has_string(except, c->name))
+			continue;
+		if (strcmp(c->name, AUTOCDC_XID_COLUMN) == 0 && column_list == NIL)
+			continue;			/* autocdc's own read position column */
+		if (is_reserved_column(c->name))
+			ereport(ERROR,
+					(errcode(ERRCODE_RESERVED_NAME),
+					 errmsg("source column \"%s\" uses a name reserved by autocdc", c->name),
+					 errdetail("Targets reserve __start_at, __end_at, __system_start_at, __system_end_at and the prefix __autocdc."),
+					 errhint("Leave the column out with except_column_list, or rename it in a view over the source.")));
+		spec->columns = lappend(spec->columns, c->name);
+	}
+
+	/* Partial updates: all non-key columns, the listed ones, or all but. */
+	spec->ignore_null = NIL;
+	if (ignore_list != NIL)
+		ignore_list = resolve_list(spec, ignore_list, "ignore_null_updates_column_list");
+	if (ignore_except != NIL)
+		ignore_except = resolve_list(spec, ignore_except, "ignore_null_updates_except_column_list");
+	foreach(lc, ignore_list != NIL ? ignore_list : ignore_except)
+	{
+		char	   *col = lfirst(lc);
+
+		if (list_has_string(keys, col))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("key column \"%s\" cannot take part in ignore-null updates", col),
+					 errdetail("A key is never NULL in an upsert.")));
+		if (!list_has_string(spec->columns, col))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column \"%s\" of the ignore-null list is not written by the flow", col),
+					 errhint("Columns left out by column_list or except_column_list cannot be partial.")));
+	}
+	foreach(lc, spec->columns)
+	{
+		char	   *col = lfirst(lc);
+
+		if (ignore_list != NIL ? list_has_string(ignore_list, col)
+			: ignore_except != NIL ? !list_has_string(ignore_except, col)
+			: ignore_all)
+			spec->ignore_null = lappend(spec->ignore_null, col);
+	}
+}
+
+/*
+ * Drops a flow.  The target table stays; when its last flow goes, so do its
+ * auxiliary state and registration.
+ */
+Datum
+autocdc_drop_flow(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	Oid			owner;
+	bool		isnull;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow "
+				 " WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("flow \"%s\" does not exist", name),
+				 errhint("The view autocdc.flows lists every flow.")));
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 1, &isnull));
+	if (!has_privs_of_role(GetUserId(), owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to drop flow \"%s\"", name),
+				 errdetail("The flow belongs to role %s.", GetUserNameFromId(owner, false))));
+
+	catalog_exec("DELETE FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+	define_drop_orphan_targets();
+	SPI_finish();
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,383 @@
+/*-------------------------------------------------------------------------
+ * run.c
+ *	  autocdc.run(): the set-returning function that runs flows.
+ *
+ * One run is one transaction of the caller.  Each flow runs in its own
+ * subtransaction, as the flow's owner with search_path pinned; a flow that
+ * fails is rolled back whole, logged, reported as a WARNING and a 'failed'
+ * row, and the other flows go on.  A full refresh works per target: the
+ * target is emptied and rebuilt by its flows in one subtransaction, so a
+ * failure leaves it as it was.
+ *-------------------------------------------------------------------------
+ */
+#include "flow.h"
+#include "scd1.h"
+#include "source_read.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(autocdc_run);
+
+/* Arbitrary first half of the advisory lock key of a pipeline's runs. */
+#define PIPELINE_LOCK_CLASS 1633903715
+
+typedef struct FlowResult
+{
+	FlowDef    *flow;
+	FlowCounts	counts;
+	const char *status;
+	char	   *error;
+	TimestampTz started;
+	TimestampTz finished;
+} FlowResult;
+
+/* Refuses a second concurrent run of a pipeline (the worker's included). */
+static void
+lock_pipeline(const char *pipeline)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(pipeline)};
+
+	spi_exec(psprintf("SELECT pg_catalog.pg_try_advisory_xact_lock(%d, pg_catalog.hashtext($1))",
+					  PIPELINE_LOCK_CLASS),
+			 1, argtypes, values, NULL, false);
+	if (!spi_bool(0, 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("pipeline \"%s\" is already running", pipeline),
+				 errdetail("Another session is running it now; runs of one pipeline never overlap."),
+				 errhint("Run it again when that run has finished.")));
+}
+
+/* Producers before consumers: a flow whose target another flow reads runs first. */
+static List *
+order_flows(List *flows)
+{
+	List	   *pending = list_copy(flows);
+	List	   *ordered = NIL;
+
+	while (pending != NIL)
+	{
+		ListCell   *lc;
+		FlowDef    *pick = NULL;
+
+		foreach(lc, pending)
+		{
+			FlowDef    *f = lfirst(lc);
+			ListCell   *lc2;
+			bool		waits = false;
+
+			foreach(lc2, pending)
+			{
+				FlowDef    *g = lfirst(lc2);
+
+				if (g != f && g->target == f->source)
+					waits = true;
+			}
+			if (!waits)
+			{
+				pick = f;
+				break;
+			}
+		}
+		if (pick == NULL)
+			pick = linitial(pending);	/* a cycle: keep name order */
+		ordered = lappend(ordered, pick);
+		pending = list_delete_ptr(pending, pick);
+	}
+	return ordered;
+}
+
+static char *
+query_text(const char *sql)
+{
+	spi_exec(sql, 0, NULL, NULL, NULL, true);
+	return spi_value(0, 1);
+}
+
+/* Runs one flow; errors propagate to the caller's subtransaction. */
+static void
+run_flow(FlowResult *r, bool refresh)
+{
+	FlowDef    *f = r->flow;
+	ReadParams	p;
+	UserSwitch	sw;
+	char	   *new_t;
+	char	   *own_after;
+	CommandId	cid;
+
+	catalog_lock_checkpoint(f);
+	if (f->once && f->once_done && !refresh)
+	{
+		r->status = "skipped";
+		return;
+	}
+	if (f->scd_type != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("flow \"%s\" stores SCD type %d, which this version cannot run",
+						f->name, f->scd_type)));
+
+	memset(&p, 0, sizeof(p));
+	p.whole = refresh || f->once || f->ckpt_snapshot == NULL;
+	if (!p.whole)
+	{
+		p.prev_snapshot = f->ckpt_snapshot;
+		p.prev_own_xid = f->ckpt_own_xid;
+		p.prev_own_cid = f->ckpt_own_cid;
+	}
+	p.truncate_seq = f->truncate_seq;
+
+	autocdc_become(&sw, f->owner, true);
+	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
+					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
+	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
+	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
+
+	/*
+	 * Rows this transaction inserted so far have cmin < cid; the checkpoint
+	 * keeps cid so that rows it inserts later are read by a later run.
+	 */
+	CommandCounterIncrement();
+	cid = GetCurrentCommandId(false);
+
+	new_t = scd1_apply(f, &p, &r->counts);
+	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
+	autocdc_unbecome(&sw);
+
+	if (new_t && (f->truncate_seq == NULL || strcmp(new_t, f->truncate_seq) != 0))
+		catalog_set_truncate_seq(f->target, new_t);
+	catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid);
+	r->status = "success";
+}
+
+/* Empties a target and its state and forgets what its flows had read. */
+static void
+reset_target(FlowDef *f)
+{
+	UserSwitch	sw;
+
+	autocdc_become(&sw, f->owner, true);
+	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s; DELETE FROM %s",
+					  rel_qualified_name(f->target), rel_qualified_name(f->target),
+					  rel_qualified_name(f->state)),
+			 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+	catalog_reset_target(f->target);
+}
+
+/*
+ * Runs a unit (one flow, or every selected flow of one target under full
+ * refresh) in a subtransaction.  On error the unit's results say why.
+ */
+static void
+run_unit(List *unit, bool refresh)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ListCell   *lc;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		if (refresh)
+			reset_target(((FlowResult *) linitial(unit))->flow);
+		foreach(lc, unit)
+		{
+			FlowResult *r = lfirst(lc);
+
+			r->started = GetCurrentTimestamp();
+			run_flow(r, refresh);
+			r->finished = GetCurrentTimestamp();
+		}
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		FlowResult *culprit = NULL;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+
+		foreach(lc, unit)
+		{
+			FlowResult *r = lfirst(lc);
+
+			if (culprit == NULL && r->status == NULL)
+				culprit = r;
+		}
+		if (culprit == NULL)
+			culprit = linitial(unit);
+		foreach(lc, unit)
+		{
+			FlowResult *r = lfirst(lc);
+
+			memset(&r->counts, 0, sizeof(FlowCounts));
+			r->status = "failed";
+			if (r->started == 0)
+				r->started = GetCurrentTimestamp();
+			r->finished = GetCurrentTimestamp();
+			r->error = r == culprit ? pstrdup(edata->message)
+				: psprintf("not applied: flow \"%s\" into the same target failed",
+						   culprit->flow->name);
+		}
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("flow \"%s\" failed: %s", culprit->flow->name, edata->message),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+				 edata->hint ? errhint("%s", edata->hint) : 0));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/* The flows the caller may run, checking each pipeline's owner once. */
+static List *
+runnable_flows(List *flows, bool explicit)
+{
+	List	   *result = NIL;
+	List	   *allowed = NIL,
+			   *denied = NIL;
+	ListCell   *lc;
+
+	foreach(lc, flows)
+	{
+		FlowDef    *f = lfirst(lc);
+
+		if (!list_has_string(allowed, f->pipeline) && !list_has_string(denied, f->pipeline))
+		{
+			Oid			owner = catalog_pipeline_owner(f->pipeline);
+
+			if (has_privs_of_role(GetUserId(), owner))
+				allowed = lappend(allowed, f->pipeline);
+			else if (explicit)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("permission denied to run pipeline \"%s\"", f->pipeline),
+						 errdetail("The pipeline belongs to role %s.",
+								   GetUserNameFromId(owner, false))));
+			else
+				denied = lappend(denied, f->pipeline);
+		}
+		if (list_has_string(allowed, f->pipeline))
+			result = lappend(result, f);
+	}
+	foreach(lc, allowed)
+		lock_pipeline(lfirst(lc));
+	return result;
+}
+
+Datum
+autocdc_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *pipeline = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		refresh = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	List	   *names = PG_ARGISNULL(2) ? NIL : text_array_to_list(PG_GETARG_DATUM(2));
+	List	   *flows,
+			   *results = NIL,
+			   *done_targets = NIL;
+	ListCell   *lc;
+	int64		run_id;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	if (pipeline && !OidIsValid(catalog_pipeline_owner(pipeline)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" does not exist", pipeline),
+				 errhint("A pipeline is created by its first flow; autocdc.flows lists them.")));
+	flows = catalog_load_flows(pipeline, names);
+	foreach(lc, names)
+	{
+		ListCell   *lc2;
+		bool		found = false;
+
+		foreach(lc2, flows)
+			if (strcmp(((FlowDef *) lfirst(lc2))->name, lfirst(lc)) == 0)
+			found = true;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("flow \"%s\" does not exist%s", (char *) lfirst(lc),
+							pipeline ? psprintf(" in pipeline \"%s\"", pipeline) : "")));
+	}
+	flows = order_flows(runnable_flows(flows, pipeline != NULL || names != NIL));
+
+	catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
+	run_id = spi_int64(0, 1);
+
+	foreach(lc, flows)
+	{
+		FlowResult *r = palloc0(sizeof(FlowResult));
+
+		r->flow = lfirst(lc);
+		results = lappend(results, r);
+	}
+
+	foreach(lc, results)
+	{
+		FlowResult *r = lfirst(lc);
+		List	   *unit = list_make1(r);
+
+		if (refresh)
+		{
+			ListCell   *lc2;
+
+			if (list_member_oid(done_targets, r->flow->target))
+				continue;
+			done_targets = lappend_oid(done_targets, r->flow->target);
+			for_each_cell(lc2, results, lnext(results, lc))
+				if (((FlowResult *) lfirst(lc2))->flow->target == r->flow->target)
+				unit = lappend(unit, lfirst(lc2));
+		}
+		run_unit(unit, refresh);
+	}
+
+	foreach(lc, results)
+	{
+		FlowResult *r = lfirst(lc);
+		Datum		values[9];
+		bool		nulls[9] = {0};
+		Interval   *dur = palloc0(sizeof(Interval));
+
+		dur->time = r->finished - r->started;
+		catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
+						  r->error, (double) dur->time / USECS_PER_SEC);
+		values[0] = CStringGetTextDatum(r->flow->name);
+		values[1] = ObjectIdGetDatum(r->flow->target);
+		values[2] = CStringGetTextDatum("auto_cdc");
+		values[3] = Int64GetDatum(r->counts.read);
+		values[4] = Int64GetDatum(r->counts.upserted);
+		values[5] = Int64GetDatum(r->counts.deleted);
+		values[6] = Int64GetDatum(r->counts.skipped);
+		values[7] = CStringGetTextDatum(r->status);
+		values[8] = IntervalPGetDatum(dur);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -1,0 +1,563 @@
+/*-------------------------------------------------------------------------
+ * scd1.c
+ *	  The SCD type 1 fold (DESIGN §3), set-based, one statement per run.
+ *
+ * Per key the state table keeps the sequence of the last upsert and of the
+ * last delete, and for each partial-update ("tracked") column the sequence
+ * of the event that set its value; a truncate is a delete of every key at
+ * its sequence, kept once per target.  With that, a batch of events in any
+ * order gives exactly the fold of all events read so far:
+ *
+ *   live    = last upsert > last delete and >= last truncate
+ *   columns = from the last upsert; a tracked column from the last event
+ *             that set it, unless a delete or truncate came after that.
+ *
+ * Validation runs first and raises an error naming flow, key and sequence
+ * for NULL keys or sequences and for two different events at one key and
+ * sequence; the caller's subtransaction then applies nothing.
+ *-------------------------------------------------------------------------
+ */
+#include "scd1.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+/* What the generated SQL needs to know about the flow's columns. */
+typedef struct Scd1Cols
+{
+	List	   *plain;			/* written by every flow, never partial */
+	List	   *tracked;		/* the state's partial columns */
+	char	   *seqtype;		/* qualified sequence type */
+	char	   *qtarget;
+	char	   *qstate;
+} Scd1Cols;
+
+static Oid
+target_type(FlowDef *f, const char *col)
+{
+	return get_atttype(f->target, get_attnum(f->target, col));
+}
+
+/* "a.k1 = b.k1 AND ...", with each key type's own equality operator. */
+static void
+append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
+{
+	ListCell   *lc;
+	bool		first = true;
+
+	foreach(lc, f->keys)
+	{
+		const char *k = quote_identifier(lfirst(lc));
+
+		if (!first)
+			appendStringInfoString(sql, " AND ");
+		append_seq_cmp(sql, psprintf("%s.%s", a, k), "=",
+					   psprintf("%s.%s", b, k), target_type(f, lfirst(lc)));
+		first = false;
+	}
+}
+
+/* How the flow sets tracked column `col`: "always", "notnull" or "never". */
+static const char *
+setter_kind(FlowDef *f, const char *col)
+{
+	if (!list_has_string(f->columns, col))
+		return "never";
+	return list_has_string(f->ignore_null, col) ? "notnull" : "always";
+}
+
+static void
+cmp(StringInfo sql, Scd1Cols *c, FlowDef *f, const char *a, const char *op,
+	const char *b)
+{
+	append_seq_cmp(sql, a, op, b, f->seq_type);
+}
+
+/* "x IS NOT NULL AND (n_del IS NULL OR x > n_del) AND (n_t IS NULL OR x >= n_t)" */
+static void
+append_survives(StringInfo sql, Scd1Cols *c, FlowDef *f, const char *x)
+{
+	appendStringInfo(sql, "(%s IS NOT NULL AND (c.__autocdc_n_del IS NULL OR ", x);
+	cmp(sql, c, f, x, ">", "c.__autocdc_n_del");
+	appendStringInfoString(sql, ") AND (c.__autocdc_n_t IS NULL OR ");
+	cmp(sql, c, f, x, ">=", "c.__autocdc_n_t");
+	appendStringInfoString(sql, "))");
+}
+
+static void
+append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
+{
+	ListCell   *lc;
+	StringInfoData keytext,
+				keys;
+
+	initStringInfo(&keytext);
+	initStringInfo(&keys);
+	append_column_list(&keys, f->keys, NULL);
+	appendStringInfoString(&keytext, "pg_catalog.concat_ws(', '");
+	foreach(lc, f->keys)
+		appendStringInfo(&keytext, ", COALESCE(e.%s::pg_catalog.text, 'NULL')",
+						 quote_identifier(lfirst(lc)));
+	appendStringInfoChar(&keytext, ')');
+
+	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
+	read_append_events(sql, f, p);
+	appendStringInfo(sql,
+					 ") (SELECT 1, 'null_sequence', %s, NULL::pg_catalog.text FROM ev e "
+					 "   WHERE e.__autocdc_seq IS NULL LIMIT 1)"
+					 " UNION ALL (SELECT 2, 'null_key', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
+					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (false",
+					 keytext.data, keytext.data);
+	foreach(lc, f->keys)
+		appendStringInfo(sql, " OR e.%s IS NULL", quote_identifier(lfirst(lc)));
+	appendStringInfo(sql,
+					 ") LIMIT 1)"
+					 " UNION ALL (SELECT 3, 'conflict', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
+					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' "
+					 "   GROUP BY %s, e.__autocdc_seq "
+					 "   HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 AND "
+					 "          pg_catalog.count(DISTINCT ROW(e.__autocdc_kind",
+					 keytext.data, keys.data);
+	foreach(lc, f->columns)
+		appendStringInfo(sql, ", e.%s", quote_identifier(lfirst(lc)));
+	appendStringInfoString(sql, ")::pg_catalog.text) OPERATOR(pg_catalog.>) 1 LIMIT 1)");
+
+	/* Against what earlier runs applied at the same sequence. */
+	appendStringInfo(sql,
+					 " UNION ALL (SELECT 4, 'conflict_applied', %s, e.__autocdc_seq::pg_catalog.text "
+					 "   FROM ev e JOIN %s st ON ",
+					 keytext.data, c->qstate);
+	append_keys_match(sql, f, "st", "e");
+	appendStringInfo(sql, " LEFT JOIN %s t ON ", c->qtarget);
+	append_keys_match(sql, f, "t", "e");
+	appendStringInfoString(sql, " WHERE (e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND ");
+	cmp(sql, c, f, "e.__autocdc_seq", "=", "st.__autocdc_delete_seq");
+	appendStringInfoString(sql, ") OR (e.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
+	cmp(sql, c, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
+	appendStringInfoString(sql, ") OR (e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND ");
+	cmp(sql, c, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
+	appendStringInfo(sql, " AND t.%s IS NOT NULL AND NOT (true",
+					 quote_identifier(linitial(f->keys)));
+	foreach(lc, f->columns)
+	{
+		const char *col = quote_identifier(lfirst(lc));
+		Oid			typid = target_type(f, lfirst(lc));
+
+		appendStringInfoString(sql, " AND ");
+		if (list_has_string(f->ignore_null, lfirst(lc)))
+			appendStringInfo(sql, "(e.%s IS NULL OR ", col);
+		else
+			appendStringInfoChar(sql, '(');
+		append_nullsafe_eq(sql, psprintf("t.%s", col), psprintf("e.%s", col), typid);
+		appendStringInfoChar(sql, ')');
+	}
+	appendStringInfoString(sql, ")) LIMIT 1) ORDER BY 1 LIMIT 1");
+}
+
+/* Raises the error for the first bad event the validation query found. */
+static void
+report_bad_event(FlowDef *f)
+{
+	char	   *problem = spi_value(0, 2);
+	char	   *key = spi_value(0, 3);
+	char	   *seq = spi_value(0, 4);
+	StringInfoData keys;
+
+	initStringInfo(&keys);
+	append_column_list(&keys, f->keys, NULL);
+	if (strcmp(problem, "null_sequence") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("flow \"%s\": event for key (%s)=(%s) has a NULL sequence",
+						f->name, keys.data, key),
+				 errdetail("sequence_by is %s.", f->sequence_by),
+				 errhint("Every change row needs a sequence; nothing of this flow was applied in this run.")));
+	if (strcmp(problem, "null_key") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("flow \"%s\": event at sequence %s has a NULL key (%s)=(%s)",
+						f->name, seq, keys.data, key),
+				 errhint("Upserts and deletes need a key; nothing of this flow was applied in this run.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("flow \"%s\": two different events for key (%s)=(%s) at sequence %s",
+					f->name, keys.data, key, seq),
+			 errdetail(strcmp(problem, "conflict") == 0
+					   ? "The rows read in this run disagree."
+					   : "A row read in this run disagrees with the event an earlier run applied."),
+			 errhint("Give every change of a key its own sequence, e.g. sequence_by => 'ROW(ts, id)'; nothing of this flow was applied in this run.")));
+}
+
+static void
+append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
+{
+	ListCell   *lc;
+	StringInfoData keys,
+				kk_keys,
+				f_keys;
+	int			i;
+	const char *k1 = quote_identifier(linitial(f->keys));
+
+	initStringInfo(&keys);
+	initStringInfo(&kk_keys);
+	initStringInfo(&f_keys);
+	append_column_list(&keys, f->keys, NULL);
+	append_column_list(&kk_keys, f->keys, "kk");
+	append_column_list(&f_keys, f->keys, "c");
+
+	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
+	read_append_events(sql, f, p);
+	appendStringInfo(sql,
+					 "), tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
+					 "    WHERE e.__autocdc_kind OPERATOR(pg_catalog.=) 't' ORDER BY 1 DESC LIMIT 1) AS b_t), "
+					 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr), "
+					 "kk AS (SELECT DISTINCT %s FROM ev WHERE __autocdc_kind OPERATOR(pg_catalog.<>) 't'), "
+					 "lu AS (SELECT DISTINCT ON (%s) * FROM ev WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'u' "
+					 "    ORDER BY %s, __autocdc_seq DESC), "
+					 "ld AS (SELECT DISTINCT ON (%s) %s, __autocdc_seq FROM ev "
+					 "    WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd' ORDER BY %s, __autocdc_seq DESC)",
+					 c->seqtype, keys.data, keys.data, keys.data,
+					 keys.data, keys.data, keys.data);
+	i = 0;
+	foreach(lc, c->tracked)
+	{
+		const char *col = quote_identifier(lfirst(lc));
+
+		if (strcmp(setter_kind(f, lfirst(lc)), "notnull") == 0)
+			appendStringInfo(sql,
+							 ", lp%d AS (SELECT DISTINCT ON (%s) %s, __autocdc_seq, %s FROM ev "
+							 "    WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'u' AND %s IS NOT NULL "
+							 "    ORDER BY %s, __autocdc_seq DESC)",
+							 i, keys.data, keys.data, col, col, keys.data);
+		i++;
+	}
+
+	/* calc: old state, batch winners, merged sequences, candidate values */
+	appendStringInfo(sql,
+					 ", calc AS (SELECT %s, "
+					 "  st.__autocdc_upsert_seq AS __autocdc_o_ups, "
+					 "  st.__autocdc_delete_seq AS __autocdc_o_del, "
+					 "  st.__autocdc_deleted_at AS __autocdc_o_dead_at, "
+					 "  (st.%s IS NOT NULL) AS __autocdc_o_state, "
+					 "  (t.%s IS NOT NULL) AS __autocdc_o_row, "
+					 "  GREATEST(st.__autocdc_upsert_seq, lu.__autocdc_seq) AS __autocdc_n_ups, "
+					 "  GREATEST(st.__autocdc_delete_seq, ld.__autocdc_seq) AS __autocdc_n_del, "
+					 "  tt.t AS __autocdc_n_t, "
+					 "  (lu.__autocdc_seq IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ",
+					 kk_keys.data, k1, k1);
+	cmp(sql, c, f, "lu.__autocdc_seq", ">", "st.__autocdc_upsert_seq");
+	appendStringInfoString(sql, ")) AS __autocdc_u_wins");
+	foreach(lc, c->plain)
+	{
+		const char *col = quote_identifier(lfirst(lc));
+
+		appendStringInfo(sql,
+						 ", CASE WHEN lu.__autocdc_seq IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ");
+		cmp(sql, c, f, "lu.__autocdc_seq", ">", "st.__autocdc_upsert_seq");
+		appendStringInfo(sql, ") THEN lu.%s ELSE t.%s END AS %s", col, col, col);
+	}
+	i = 0;
+	foreach(lc, c->tracked)
+	{
+		const char *col = quote_identifier(lfirst(lc));
+		const char *kind = setter_kind(f, lfirst(lc));
+		char	   *ss = strcmp(kind, "notnull") == 0 ? psprintf("lp%d.__autocdc_seq", i)
+			: strcmp(kind, "always") == 0 ? "lu.__autocdc_seq" : NULL;
+		char	   *sv = strcmp(kind, "notnull") == 0 ? psprintf("lp%d.%s", i, col)
+			: psprintf("lu.%s", col);
+
+		appendStringInfo(sql, ", st.%s AS __autocdc_o_ps%d", col, i);
+		if (ss == NULL)
+			appendStringInfo(sql, ", st.%s AS __autocdc_ps%d, t.%s AS __autocdc_pv%d",
+							 col, i, col, i);
+		else
+		{
+			appendStringInfo(sql, ", GREATEST(st.%s, %s) AS __autocdc_ps%d, "
+							 "CASE WHEN %s IS NOT NULL AND (st.%s IS NULL OR ",
+							 col, ss, i, ss, col);
+			cmp(sql, c, f, ss, ">", psprintf("st.%s", col));
+			appendStringInfo(sql, ") THEN %s ELSE t.%s END AS __autocdc_pv%d", sv, col, i);
+		}
+		i++;
+	}
+	appendStringInfo(sql, " FROM kk CROSS JOIN tt LEFT JOIN lu ON ");
+	append_keys_match(sql, f, "kk", "lu");
+	appendStringInfoString(sql, " LEFT JOIN ld ON ");
+	append_keys_match(sql, f, "kk", "ld");
+	i = 0;
+	foreach(lc, c->tracked)
+	{
+		if (strcmp(setter_kind(f, lfirst(lc)), "notnull") == 0)
+		{
+			char	   *alias = psprintf("lp%d", i);
+
+			appendStringInfo(sql, " LEFT JOIN %s ON ", alias);
+			append_keys_match(sql, f, "kk", alias);
+		}
+		i++;
+	}
+	appendStringInfo(sql, " LEFT JOIN %s st ON ", c->qstate);
+	append_keys_match(sql, f, "kk", "st");
+	appendStringInfo(sql, " LEFT JOIN %s t ON ", c->qtarget);
+	append_keys_match(sql, f, "kk", "t");
+	appendStringInfoChar(sql, ')');
+
+	/* fin: liveness and final tracked columns */
+	appendStringInfoString(sql, ", fin AS (SELECT c.*, ");
+	append_survives(sql, c, f, "c.__autocdc_n_ups");
+	appendStringInfoString(sql, " AS __autocdc_n_live");
+	for (i = 0; i < list_length(c->tracked); i++)
+	{
+		char	   *ps = psprintf("c.__autocdc_ps%d", i);
+
+		appendStringInfoString(sql, ", CASE WHEN ");
+		append_survives(sql, c, f, ps);
+		appendStringInfo(sql, " THEN %s END AS __autocdc_fs%d, CASE WHEN ", ps, i);
+		append_survives(sql, c, f, ps);
+		appendStringInfo(sql, " THEN c.__autocdc_pv%d END AS __autocdc_fv%d", i, i);
+	}
+	appendStringInfoString(sql, " FROM calc c)");
+
+	/* Target writes: delete, update where a value changed, insert. */
+	appendStringInfo(sql, ", del AS (DELETE FROM %s t USING fin c WHERE ", c->qtarget);
+	append_keys_match(sql, f, "t", "c");
+	appendStringInfoString(sql, " AND c.__autocdc_o_row AND NOT c.__autocdc_n_live RETURNING 1)");
+
+	if (c->plain != NIL || c->tracked != NIL)
+	{
+		bool		first = true;
+
+		appendStringInfo(sql, ", upd AS (UPDATE %s t SET ", c->qtarget);
+		foreach(lc, c->plain)
+		{
+			appendStringInfo(sql, "%s%s = c.%s", first ? "" : ", ",
+							 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)));
+			first = false;
+		}
+		i = 0;
+		foreach(lc, c->tracked)
+		{
+			appendStringInfo(sql, "%s%s = c.__autocdc_fv%d", first ? "" : ", ",
+							 quote_identifier(lfirst(lc)), i++);
+			first = false;
+		}
+		appendStringInfoString(sql, " FROM fin c WHERE ");
+		append_keys_match(sql, f, "t", "c");
+		appendStringInfoString(sql, " AND c.__autocdc_o_row AND c.__autocdc_n_live AND NOT (true");
+		foreach(lc, c->plain)
+		{
+			const char *col = quote_identifier(lfirst(lc));
+
+			appendStringInfoString(sql, " AND ");
+			append_nullsafe_eq(sql, psprintf("t.%s", col), psprintf("c.%s", col),
+							   target_type(f, lfirst(lc)));
+		}
+		i = 0;
+		foreach(lc, c->tracked)
+		{
+			appendStringInfoString(sql, " AND ");
+			append_nullsafe_eq(sql, psprintf("t.%s", quote_identifier(lfirst(lc))),
+							   psprintf("c.__autocdc_fv%d", i++),
+							   target_type(f, lfirst(lc)));
+		}
+		appendStringInfoString(sql, ") RETURNING 1)");
+	}
+	else
+		appendStringInfoString(sql, ", upd AS (SELECT 1 WHERE false)");
+
+	appendStringInfo(sql, ", ins AS (INSERT INTO %s (%s", c->qtarget, keys.data);
+	foreach(lc, c->plain)
+		appendStringInfo(sql, ", %s", quote_identifier(lfirst(lc)));
+	foreach(lc, c->tracked)
+		appendStringInfo(sql, ", %s", quote_identifier(lfirst(lc)));
+	appendStringInfo(sql, ") SELECT %s", f_keys.data);
+	foreach(lc, c->plain)
+		appendStringInfo(sql, ", c.%s", quote_identifier(lfirst(lc)));
+	for (i = 0; i < list_length(c->tracked); i++)
+		appendStringInfo(sql, ", c.__autocdc_fv%d", i);
+	appendStringInfoString(sql, " FROM fin c WHERE NOT c.__autocdc_o_row AND c.__autocdc_n_live AND c.__autocdc_u_wins RETURNING 1)");
+
+	/* State: written only where it changed. */
+	appendStringInfo(sql, ", sst AS (INSERT INTO %s AS st (%s, __autocdc_upsert_seq, "
+					 "__autocdc_delete_seq, __autocdc_deleted_at", c->qstate, keys.data);
+	foreach(lc, c->tracked)
+		appendStringInfo(sql, ", %s", quote_identifier(lfirst(lc)));
+	appendStringInfo(sql, ") SELECT %s, c.__autocdc_n_ups, c.__autocdc_n_del, "
+					 "CASE WHEN c.__autocdc_n_live THEN NULL "
+					 "     WHEN c.__autocdc_o_dead_at IS NOT NULL AND ", f_keys.data);
+	append_nullsafe_eq(sql, "c.__autocdc_n_del", "c.__autocdc_o_del", f->seq_type);
+	appendStringInfoString(sql, " THEN c.__autocdc_o_dead_at ELSE pg_catalog.now() END");
+	for (i = 0; i < list_length(c->tracked); i++)
+		appendStringInfo(sql, ", c.__autocdc_fs%d", i);
+	appendStringInfoString(sql, " FROM fin c WHERE NOT c.__autocdc_o_state "
+						   "OR c.__autocdc_n_live OPERATOR(pg_catalog.=) (c.__autocdc_o_dead_at IS NOT NULL) OR NOT (");
+	append_nullsafe_eq(sql, "c.__autocdc_n_ups", "c.__autocdc_o_ups", f->seq_type);
+	appendStringInfoString(sql, " AND ");
+	append_nullsafe_eq(sql, "c.__autocdc_n_del", "c.__autocdc_o_del", f->seq_type);
+	for (i = 0; i < list_length(c->tracked); i++)
+	{
+		appendStringInfoString(sql, " AND ");
+		append_nullsafe_eq(sql, psprintf("c.__autocdc_fs%d", i),
+						   psprintf("c.__autocdc_o_ps%d", i), f->seq_type);
+	}
+	appendStringInfo(sql, ") ON CONFLICT (%s) DO UPDATE SET "
+					 "__autocdc_upsert_seq = EXCLUDED.__autocdc_upsert_seq, "
+					 "__autocdc_delete_seq = EXCLUDED.__autocdc_delete_seq, "
+					 "__autocdc_deleted_at = EXCLUDED.__autocdc_deleted_at", keys.data);
+	foreach(lc, c->tracked)
+		appendStringInfo(sql, ", %s = EXCLUDED.%s", quote_identifier(lfirst(lc)),
+						 quote_identifier(lfirst(lc)));
+	appendStringInfoString(sql, " RETURNING 1)");
+
+	/* Counts; skipped = late or replayed events (at or below what was applied). */
+	appendStringInfoString(sql,
+						   " SELECT (SELECT pg_catalog.count(*) FROM ev), "
+						   "(SELECT pg_catalog.count(*) FROM ins) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM upd), "
+						   "(SELECT pg_catalog.count(*) FROM del), "
+						   "(SELECT pg_catalog.count(*) FROM ev e JOIN calc c ON ");
+	append_keys_match(sql, f, "e", "c");
+	appendStringInfoString(sql, " WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (COALESCE(");
+	cmp(sql, c, f, "e.__autocdc_seq", "<=",
+		"GREATEST(c.__autocdc_o_ups, c.__autocdc_o_del)");
+	appendStringInfoString(sql, ", false) OR COALESCE(");
+	cmp(sql, c, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
+	appendStringInfoString(sql, ", false))), (SELECT pg_catalog.count(*) FROM sst), "
+						   "(SELECT tt.t::pg_catalog.text FROM tt), "
+						   "(SELECT tr.b_t IS NOT NULL AND ($6 IS NULL OR ");
+	cmp(sql, c, f, "tr.b_t", ">", psprintf("$6::%s", c->seqtype));
+	appendStringInfoString(sql, ") FROM tr)");
+}
+
+/*
+ * A truncate at T deletes every key whose last upsert is older than T,
+ * including rows no event ever wrote, and clears tracked columns set
+ * before T.  Runs over the whole target: truncates are whole-table events.
+ */
+static int64
+apply_truncate(FlowDef *f, Scd1Cols *c, const char *t)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+	int			i;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(t)};
+	char	   *tcast = psprintf("$1::%s", c->seqtype);
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "WITH del AS (DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM %s st WHERE ",
+					 c->qtarget, c->qstate);
+	append_keys_match(&sql, f, "st", "t");
+	appendStringInfoString(&sql, " AND ");
+	cmp(&sql, c, f, "st.__autocdc_upsert_seq", ">=", tcast);
+	appendStringInfoString(&sql, ") RETURNING 1)");
+	if (c->tracked != NIL)
+	{
+		appendStringInfo(&sql, ", pu AS (UPDATE %s t SET ", c->qtarget);
+		i = 0;
+		foreach(lc, c->tracked)
+		{
+			const char *col = quote_identifier(lfirst(lc));
+
+			appendStringInfo(&sql, "%s%s = CASE WHEN COALESCE(", i++ ? ", " : "", col);
+			cmp(&sql, c, f, psprintf("st.%s", col), "<", tcast);
+			appendStringInfo(&sql, ", st.%s IS NULL) THEN NULL ELSE t.%s END", col, col);
+		}
+		appendStringInfo(&sql, " FROM %s st WHERE ", c->qstate);
+		append_keys_match(&sql, f, "st", "t");
+		appendStringInfoString(&sql, " AND ");
+		cmp(&sql, c, f, "st.__autocdc_upsert_seq", ">=", tcast);
+		appendStringInfoString(&sql, " RETURNING 1)");
+	}
+	appendStringInfo(&sql, ", su AS (UPDATE %s st SET __autocdc_deleted_at = "
+					 "CASE WHEN st.__autocdc_deleted_at IS NULL AND ", c->qstate);
+	cmp(&sql, c, f, "st.__autocdc_upsert_seq", "<", tcast);
+	appendStringInfoString(&sql, " THEN pg_catalog.now() ELSE st.__autocdc_deleted_at END");
+	foreach(lc, c->tracked)
+	{
+		const char *col = quote_identifier(lfirst(lc));
+
+		appendStringInfo(&sql, ", %s = CASE WHEN COALESCE(", col);
+		cmp(&sql, c, f, psprintf("st.%s", col), "<", tcast);
+		appendStringInfo(&sql, ", false) THEN NULL ELSE st.%s END", col);
+	}
+	appendStringInfoString(&sql, " WHERE (st.__autocdc_deleted_at IS NULL AND ");
+	cmp(&sql, c, f, "st.__autocdc_upsert_seq", "<", tcast);
+	appendStringInfoChar(&sql, ')');
+	foreach(lc, c->tracked)
+	{
+		appendStringInfoString(&sql, " OR ");
+		cmp(&sql, c, f, psprintf("st.%s", quote_identifier(lfirst(lc))), "<", tcast);
+	}
+	/* Data-modifying CTEs run to completion whether or not they are read. */
+	appendStringInfoString(&sql, " RETURNING 1) SELECT pg_catalog.count(*) FROM del");
+
+	spi_exec(sql.data, 1, argtypes, values, NULL, false);
+	return spi_int64(0, 1);
+}
+
+/* Tombstones older than autocdc.tombstone_retention are forgotten. */
+static void
+purge_tombstones(Scd1Cols *c)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(autocdc_tombstone_retention_s)};
+
+	if (autocdc_tombstone_retention_s < 0)
+		return;
+	spi_exec(psprintf("DELETE FROM %s WHERE __autocdc_deleted_at OPERATOR(pg_catalog.<) "
+					  "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
+					  c->qstate),
+			 1, argtypes, values, NULL, false);
+}
+
+/*
+ * Applies the flow's new events to its SCD 1 target.  Runs as the flow's
+ * owner; the caller provides the transaction boundaries.  Returns the
+ * target's truncate mark after the run (NULL if there is none).
+ */
+char *
+scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+{
+	Scd1Cols	c;
+	StringInfoData sql;
+	Oid			types[READ_NPARAMS];
+	Datum		values[READ_NPARAMS];
+	char		nulls[READ_NPARAMS];
+	ListCell   *lc;
+	char	   *new_t;
+	bool		truncated;
+
+	memset(&c, 0, sizeof(c));
+	c.seqtype = type_qualified_name(f->seq_type);
+	c.qtarget = rel_qualified_name(f->target);
+	c.qstate = rel_qualified_name(f->state);
+	c.tracked = f->state_partial;
+	foreach(lc, f->columns)
+		if (!list_has_string(c.tracked, lfirst(lc)))
+			c.plain = lappend(c.plain, lfirst(lc));
+
+	read_params_arrays(p, types, values, nulls);
+
+	initStringInfo(&sql);
+	append_validation(&sql, f, p, &c);
+	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, true);
+	if (SPI_processed > 0)
+		report_bad_event(f);
+
+	resetStringInfo(&sql);
+	append_apply(&sql, f, p, &c);
+	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
+	counts->read = spi_int64(0, 1);
+	counts->upserted = spi_int64(0, 2);
+	counts->deleted = spi_int64(0, 3);
+	counts->skipped = spi_int64(0, 4);
+	new_t = spi_value(0, 6);
+	truncated = spi_bool(0, 7);
+
+	if (truncated)
+		counts->deleted += apply_truncate(f, &c, new_t);
+	purge_tombstones(&c);
+	return new_t;
+}

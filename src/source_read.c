@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ * source_read.c
+ *	  Which source rows a run reads, and how a row becomes an event.
+ *
+ * A table source carries __autocdc_xid, the inserting transaction (PgQ's
+ * way).  A run reads the rows whose transaction is visible in the run's
+ * snapshot and was not in the checkpoint's.  The run's own transaction is
+ * apart: its rows are visible to the run without being "committed", so the
+ * checkpoint records it with the command id reached, and a later run reads
+ * its rows from that command on.  The index on __autocdc_xid bounds the
+ * scan below by the checkpoint's xmin: cost follows new rows, not the table.
+ *-------------------------------------------------------------------------
+ */
+#include "source_read.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#define SRC_ALIAS "__autocdc_src"
+
+void
+read_params_arrays(ReadParams *p, Oid *types, Datum *values, char *nulls)
+{
+	char	   *vals[READ_NPARAMS] = {p->snapshot, p->prev_snapshot,
+		p->prev_own_xid, p->prev_own_cid, p->own_xid, p->truncate_seq};
+
+	for (int i = 0; i < READ_NPARAMS; i++)
+	{
+		types[i] = TEXTOID;
+		values[i] = vals[i] ? CStringGetTextDatum(vals[i]) : (Datum) 0;
+		nulls[i] = vals[i] ? ' ' : 'n';
+	}
+}
+
+/* The source column cast to the target column's type when they differ. */
+static void
+append_event_column(StringInfo sql, FlowDef *flow, const char *col)
+{
+	AttrNumber	tatt = get_attnum(flow->target, col);
+	AttrNumber	satt = get_attnum(flow->source, col);
+	Oid			ttype;
+
+	if (tatt == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("target \"%s\" of flow \"%s\" has no column \"%s\" any more",
+						get_rel_name(flow->target), flow->name, col),
+				 errhint("Add the column back, or drop and re-create the flow.")));
+	if (satt == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("source \"%s\" of flow \"%s\" has no column \"%s\" any more",
+						get_rel_name(flow->source), flow->name, col),
+				 errhint("Add the column back, or drop and re-create the flow.")));
+	ttype = get_atttype(flow->target, tatt);
+	appendStringInfo(sql, "%s.%s", SRC_ALIAS, quote_identifier(col));
+	if (get_atttype(flow->source, satt) != ttype)
+		appendStringInfo(sql, "::%s", format_type_be_qualified(ttype));
+	appendStringInfo(sql, " AS %s, ", quote_identifier(col));
+}
+
+/*
+ * Appends "SELECT <keys>, __autocdc_seq, __autocdc_kind, <columns> FROM
+ * source WHERE <new rows>": one event per row read.  The kind is 't'
+ * (truncate), 'd' (delete) or 'u' (upsert); a NULL condition is false.
+ */
+void
+read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
+{
+	ListCell   *lc;
+	const char *x = SRC_ALIAS "." AUTOCDC_XID_COLUMN;
+
+	appendStringInfoString(sql, "SELECT ");
+	foreach(lc, flow->keys)
+		append_event_column(sql, flow, lfirst(lc));
+	appendStringInfo(sql, "(%s) AS __autocdc_seq, CASE ", flow->sequence_by);
+	if (flow->truncates)
+		appendStringInfo(sql, "WHEN (%s) THEN 't' ", flow->truncates);
+	if (flow->deletes)
+		appendStringInfo(sql, "WHEN (%s) THEN 'd' ", flow->deletes);
+	appendStringInfoString(sql, "ELSE 'u' END AS __autocdc_kind");
+	foreach(lc, flow->columns)
+	{
+		appendStringInfoString(sql, ", ");
+		append_event_column(sql, flow, lfirst(lc));
+		sql->len -= 2;			/* drop the trailing ", " */
+		sql->data[sql->len] = '\0';
+	}
+	appendStringInfo(sql, " FROM %s AS %s", rel_qualified_name(flow->source),
+					 SRC_ALIAS);
+
+	if (!flow->incremental)
+		return;					/* views and foreign tables: read whole */
+	if (p->whole || p->prev_snapshot == NULL)
+		appendStringInfo(sql,
+						 " WHERE (%s IS NULL"
+						 " OR pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
+						 " OR COALESCE(%s OPERATOR(pg_catalog.=) $5::pg_catalog.xid8, false))",
+						 x, x, x);
+	else
+		appendStringInfo(sql,
+						 " WHERE %s OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin($2::pg_catalog.pg_snapshot)"
+						 " AND (pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
+						 "      OR COALESCE(%s OPERATOR(pg_catalog.=) $5::pg_catalog.xid8, false))"
+						 " AND NOT (pg_catalog.pg_visible_in_snapshot(%s, $2::pg_catalog.pg_snapshot)"
+						 "      OR COALESCE(%s OPERATOR(pg_catalog.=) $3::pg_catalog.xid8"
+						 "                  AND %s.cmin::pg_catalog.text::pg_catalog.int8 OPERATOR(pg_catalog.<) $4::pg_catalog.int8, false))",
+						 x, x, x, x, x, SRC_ALIAS);
+}

@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ * source_read.h
+ *	  Reading new source rows as events (DESIGN §4): the SQL that selects
+ *	  the rows a run must read, and the parameters it is run with.
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_SOURCE_READ_H
+#define AUTOCDC_SOURCE_READ_H
+
+#include "flow.h"
+
+/*
+ * Parameters of every statement that reads events; the SQL refers to them
+ * as $1..$7 in this order.
+ */
+#define READ_NPARAMS 6
+typedef struct ReadParams
+{
+	char	   *snapshot;		/* $1: the run's snapshot */
+	char	   *prev_snapshot;	/* $2: the checkpoint's, or NULL */
+	char	   *prev_own_xid;	/* $3 */
+	char	   *prev_own_cid;	/* $4 (bigint as text) */
+	char	   *own_xid;		/* $5: this transaction, if it has an xid */
+	char	   *truncate_seq;	/* $6: the target's truncate mark */
+	bool		whole;			/* read every row (first run, ONCE, refresh) */
+} ReadParams;
+
+extern void read_params_arrays(ReadParams *p, Oid *types, Datum *values,
+							   char *nulls);
+extern void read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p);
+
+#endif							/* AUTOCDC_SOURCE_READ_H */

@@ -1,0 +1,284 @@
+/*-------------------------------------------------------------------------
+ * util.c
+ *	  Identity switching, SPI wrappers and SQL text helpers shared by every
+ *	  autocdc module.
+ *-------------------------------------------------------------------------
+ */
+#include "autocdc.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+/*
+ * The role that owns the extension (and so its catalog tables).  Catalog
+ * writes run as this role, the way pg_cron does, so no function needs to be
+ * SECURITY DEFINER.
+ */
+Oid
+autocdc_extension_owner(void)
+{
+	Oid			owner;
+	bool		isnull;
+
+	if (SPI_execute("SELECT extowner FROM pg_catalog.pg_extension "
+					"WHERE extname OPERATOR(pg_catalog.=) 'autocdc'",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"autocdc\" is not installed in this database")));
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 1, &isnull));
+	return owner;
+}
+
+/*
+ * Act as `role` until autocdc_unbecome, with search_path pinned to
+ * pg_catalog so that nothing a user put on their path can be picked up.
+ * `restricted` adds SECURITY_RESTRICTED_OPERATION, used for everything that
+ * evaluates a flow's expressions.  An error unwinds both through the
+ * (sub)transaction abort.
+ */
+void
+autocdc_become(UserSwitch *sw, Oid role, bool restricted)
+{
+	int			sec;
+
+	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
+	sec = sw->save_sec_context | SECURITY_LOCAL_USERID_CHANGE;
+	if (restricted)
+		sec |= SECURITY_RESTRICTED_OPERATION;
+	SetUserIdAndSecContext(role, sec);
+	sw->save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+void
+autocdc_unbecome(UserSwitch *sw)
+{
+	AtEOXact_GUC(false, sw->save_nestlevel);
+	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
+}
+
+/* Runs one statement; SPI failures other than SQL errors are internal. */
+int
+spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+		 const char *nulls, bool read_only)
+{
+	int			rc;
+
+	if (nargs > 0)
+		rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls,
+								   read_only, 0);
+	else
+		rc = SPI_execute(sql, read_only, 0);
+	if (rc < 0)
+		elog(ERROR, "autocdc: SPI failed (%s) running: %s",
+			 SPI_result_code_string(rc), sql);
+	return rc;
+}
+
+/* Runs a statement on autocdc's own catalog as the extension owner. */
+void
+catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+			 const char *nulls)
+{
+	UserSwitch	sw;
+	Oid			owner = autocdc_extension_owner();
+
+	autocdc_become(&sw, owner, false);
+	spi_exec(sql, nargs, argtypes, values, nulls, false);
+	autocdc_unbecome(&sw);
+}
+
+char *
+spi_value(int row, int col)
+{
+	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+}
+
+bool
+spi_bool(int row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
+								  SPI_tuptable->tupdesc, col, &isnull);
+
+	return !isnull && DatumGetBool(d);
+}
+
+int64
+spi_int64(int row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
+								  SPI_tuptable->tupdesc, col, &isnull);
+
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+List *
+text_array_to_list(Datum array)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(array);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	List	   *result = NIL;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column lists must be one-dimensional text arrays")));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("column lists must not contain NULL")));
+		result = lappend(result, TextDatumGetCString(elems[i]));
+	}
+	return result;
+}
+
+Datum
+list_to_text_array(List *names)
+{
+	int			n = list_length(names);
+	Datum	   *elems = palloc(sizeof(Datum) * (n > 0 ? n : 1));
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, names)
+		elems[i++] = CStringGetTextDatum((char *) lfirst(lc));
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
+char *
+rel_qualified_name(Oid relid)
+{
+	char	   *relname = get_rel_name(relid);
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  relname);
+}
+
+char *
+type_qualified_name(Oid typid)
+{
+	return format_type_be_qualified(typid);
+}
+
+/* Appends "prefix.a, prefix.b" (or "a, b"), each name quoted. */
+void
+append_column_list(StringInfo buf, List *names, const char *prefix)
+{
+	ListCell   *lc;
+	bool		first = true;
+
+	foreach(lc, names)
+	{
+		if (!first)
+			appendStringInfoString(buf, ", ");
+		if (prefix)
+			appendStringInfo(buf, "%s.", prefix);
+		appendStringInfoString(buf, quote_identifier((char *) lfirst(lc)));
+		first = false;
+	}
+}
+
+bool
+list_has_string(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+static void
+append_operator(StringInfo buf, Oid opoid)
+{
+	HeapTuple	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opoid));
+	Form_pg_operator op;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for operator %u", opoid);
+	op = (Form_pg_operator) GETSTRUCT(tup);
+	appendStringInfo(buf, "OPERATOR(%s.%s)",
+					 quote_identifier(get_namespace_name(op->oprnamespace)),
+					 NameStr(op->oprname));
+	ReleaseSysCache(tup);
+}
+
+/*
+ * Null-safe equality with the type's own default equality operator, named
+ * with its schema so a pinned search_path finds it; types without one
+ * (json, point, ...) are compared by their text form.
+ */
+void
+append_nullsafe_eq(StringInfo buf, const char *a, const char *b, Oid typid)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
+
+	if (OidIsValid(tc->eq_opr))
+	{
+		appendStringInfo(buf, "COALESCE((%s) ", a);
+		append_operator(buf, tc->eq_opr);
+		appendStringInfo(buf, " (%s), (%s) IS NULL AND (%s) IS NULL)", b, a, b);
+	}
+	else
+		appendStringInfo(buf, "((%s)::pg_catalog.text IS NOT DISTINCT FROM (%s)::pg_catalog.text)",
+						 a, b);
+}
+
+/* "(a op b)" for op in < > <= >= =, using the type's btree operators. */
+void
+append_seq_cmp(StringInfo buf, const char *a, const char *op, const char *b,
+			   Oid typid)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_LT_OPR |
+										   TYPECACHE_GT_OPR |
+										   TYPECACHE_EQ_OPR);
+	Oid			opoid;
+
+	if (strcmp(op, "<") == 0)
+		opoid = tc->lt_opr;
+	else if (strcmp(op, ">") == 0)
+		opoid = tc->gt_opr;
+	else if (strcmp(op, "=") == 0)
+		opoid = tc->eq_opr;
+	else if (strcmp(op, "<=") == 0)
+		opoid = OidIsValid(tc->gt_opr) ? get_negator(tc->gt_opr) : InvalidOid;
+	else if (strcmp(op, ">=") == 0)
+		opoid = OidIsValid(tc->lt_opr) ? get_negator(tc->lt_opr) : InvalidOid;
+	else
+		elog(ERROR, "unexpected comparison \"%s\"", op);
+	if (!OidIsValid(opoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("type %s has no \"%s\" operator for sequencing",
+						format_type_be(typid), op)));
+	appendStringInfo(buf, "((%s) ", a);
+	append_operator(buf, opoid);
+	appendStringInfo(buf, " (%s))", b);
+}

@@ -1,0 +1,150 @@
+package Model;
+
+# Reference model of an autocdc SCD type 1 flow, used by the property test.
+#
+# It is written to be obviously right rather than fast, and shares nothing
+# with the engine: the target is recomputed from scratch as a fold over ALL
+# events ever read.
+#
+#   For every key k that appears in an upsert or delete event:
+#     take k's own events plus every truncate event,
+#     sort them by sequence (a truncate sorts before any other event that
+#     has the same sequence), and fold:
+#       truncate or delete -> the row is gone (its previous values are NULL)
+#       upsert             -> the row is set; a "partial" column whose new
+#                             value is NULL keeps the value the row had just
+#                             before this event (NULL if there was no row).
+#   The target holds k's row iff the fold ends with a row.
+#
+# Exact duplicate events collapse (they are removed before folding).
+#
+# Data shapes
+#   $config = {
+#       key_cols   => [ 'k' ] or [ 'k1', 'k2' ],
+#       value_cols => [ 'a', 'b', ... ],       # non-key target columns
+#       partial    => { a => 1, ... },         # columns with ignore-null-updates
+#   }
+#   $event = {
+#       kind => 'upsert' | 'delete' | 'truncate',
+#       seq  => integer (never undef),
+#       key  => [ key values ]                 # ignored for truncates
+#       vals => { col => value or undef }      # only read for upserts
+#   }
+#   Values are plain Perl scalars (strings / numbers); undef means SQL NULL.
+#
+# fold() returns a hash ref: key string => { col => value, ... } holding the
+# key and value columns of every row of the target.
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+our @EXPORT_OK = qw(fold key_string partial_columns);
+
+# Which value columns are partial for a given flow option set.
+#   $opts->{ignore_null_updates}                    : true/false
+#   $opts->{ignore_null_updates_column_list}        : [cols] or undef
+#   $opts->{ignore_null_updates_except_column_list} : [cols] or undef
+# Returns a hash ref col => 1.
+sub partial_columns {
+    my ($value_cols, $opts) = @_;
+    my %partial;
+    if ($opts->{ignore_null_updates_column_list}) {
+        $partial{$_} = 1 for @{ $opts->{ignore_null_updates_column_list} };
+    }
+    elsif ($opts->{ignore_null_updates_except_column_list}) {
+        my %except = map { $_ => 1 } @{ $opts->{ignore_null_updates_except_column_list} };
+        $partial{$_} = 1 for grep { !$except{$_} } @$value_cols;
+    }
+    elsif ($opts->{ignore_null_updates}) {
+        $partial{$_} = 1 for @$value_cols;
+    }
+    return \%partial;
+}
+
+# A printable, unambiguous string for a list of values (undef = NULL).
+sub _canon {
+    my (@values) = @_;
+    return join "\x1f", map { defined $_ ? "v:$_" : 'NULL' } @values;
+}
+
+# The string used to identify a key in fold()'s result.
+sub key_string {
+    my ($key) = @_;
+    return _canon(@$key);
+}
+
+# A string identifying an event completely (used to collapse exact duplicates).
+sub _event_string {
+    my ($config, $ev) = @_;
+    my @parts = ($ev->{kind}, $ev->{seq});
+    if ($ev->{kind} ne 'truncate') {
+        push @parts, _canon(@{ $ev->{key} });
+        push @parts, _canon(map { $ev->{vals}{$_} } @{ $config->{value_cols} });
+    }
+    return join "\x1e", map { defined $_ ? $_ : 'NULL' } @parts;
+}
+
+sub fold {
+    my ($config, $events) = @_;
+    my @value_cols = @{ $config->{value_cols} };
+    my %partial    = %{ $config->{partial} || {} };
+
+    # 1. Validate the input and drop exact duplicates.
+    my (%seen, @truncates, %events_of_key, %key_of);
+    my %slot;    # "key|seq" => event string, to reject conflicting events
+    for my $ev (@$events) {
+        die "model: event without sequence\n" unless defined $ev->{seq};
+        my $id = _event_string($config, $ev);
+        next if $seen{$id}++;
+        if ($ev->{kind} eq 'truncate') {
+            push @truncates, $ev;
+            next;
+        }
+        die "model: unknown kind '$ev->{kind}'\n"
+            unless $ev->{kind} eq 'upsert' || $ev->{kind} eq 'delete';
+        die "model: NULL key in $ev->{kind}\n" if grep { !defined } @{ $ev->{key} };
+        my $k = key_string($ev->{key});
+        my $slot_id = "$k\x1d$ev->{seq}";
+        die "model: two different events for one key at sequence $ev->{seq}\n"
+            if exists $slot{$slot_id};
+        $slot{$slot_id} = $id;
+        push @{ $events_of_key{$k} }, $ev;
+        $key_of{$k} = $ev->{key};
+    }
+
+    # 2. Fold each key's history.
+    my %result;
+    for my $k (keys %events_of_key) {
+        # By sequence; at equal sequence a truncate comes first.  (A key
+        # never has two events at one sequence, and truncate sequences are
+        # unique after removing duplicates, so this order is total.)
+        my @history = sort {
+                $a->{seq} <=> $b->{seq}
+             || ($a->{kind} eq 'truncate' ? 0 : 1) <=> ($b->{kind} eq 'truncate' ? 0 : 1)
+        } (@truncates, @{ $events_of_key{$k} });
+        my $row;    # undef = no row
+        for my $ev (@history) {
+            if ($ev->{kind} ne 'upsert') {    # delete or truncate
+                $row = undef;
+                next;
+            }
+            my %new;
+            for my $col (@value_cols) {
+                my $v = $ev->{vals}{$col};
+                if (!defined $v && $partial{$col}) {
+                    $v = $row ? $row->{$col} : undef;    # keep the previous value
+                }
+                $new{$col} = $v;
+            }
+            $row = \%new;
+        }
+        next unless $row;
+        my @key_cols = @{ $config->{key_cols} };
+        $row->{ $key_cols[$_] } = $key_of{$k}[$_] for 0 .. $#key_cols;
+        $result{$k} = $row;
+    }
+    return \%result;
+}
+
+1;
