@@ -11,10 +11,6 @@ if ! make -s installcheck; then
     [ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
 fi
 
-if ls test/t/*.pl >/dev/null 2>&1; then
-    if ! sh scripts/run-tap.sh; then status=1; fi
-fi
-
 if ! perl test/property/model_selftest.pl; then status=1; fi
 if ! perl test/property/property.pl --seeds "$seeds"; then status=1; fi
 

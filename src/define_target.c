@@ -15,6 +15,7 @@
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -43,13 +44,30 @@ PG_FUNCTION_INFO_V1(autocdc_on_sql_drop);
 #define owns_relation(relid) pg_class_ownercheck((relid), GetUserId())
 #endif
 
-static const char *current_expr_what;
+typedef struct ExprContextArg
+{
+	const char *what;
+	const char *expr;
+	const char *sql;
+} ExprContextArg;
 
+/*
+ * Errors in a user expression point into the query autocdc built around
+ * it, not into the caller's statement.
+ */
 static void
 expr_error_context(void *arg)
 {
-	errcontext("while checking %s \"%s\" of the flow", current_expr_what,
-			   (const char *) arg);
+	ExprContextArg *a = arg;
+	int			pos = geterrposition();
+
+	if (pos > 0)
+	{
+		errposition(0);
+		internalerrposition(pos);
+		internalerrquery(a->sql);
+	}
+	errcontext("while checking %s \"%s\" of the flow", a->what, a->expr);
 }
 
 /*
@@ -67,6 +85,7 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 	TargetEntry *tle;
 	RangeTblEntry *rte;
 	ErrorContextCallback errcb;
+	ExprContextArg ctxarg;
 	int			nest;
 	char	   *result;
 
@@ -74,9 +93,11 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 	appendStringInfo(&sql, "SELECT (%s) FROM %s", expr,
 					 rel_qualified_name(spec->source));
 
-	current_expr_what = what;
+	ctxarg.what = what;
+	ctxarg.expr = expr;
+	ctxarg.sql = sql.data;
 	errcb.callback = expr_error_context;
-	errcb.arg = (void *) expr;
+	errcb.arg = &ctxarg;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 
@@ -329,10 +350,48 @@ check_existing_target(FlowSpec *spec, Oid relid)
 	}
 }
 
+static bool
+column_has_default(Oid relid, AttrNumber attnum)
+{
+	HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+									  Int16GetDatum(attnum));
+	bool		result;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	result = ((Form_pg_attribute) GETSTRUCT(tup))->atthasdef;
+	ReleaseSysCache(tup);
+	return result;
+}
+
+static bool
+has_index_leading_with(Oid relid, AttrNumber attnum)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		found = false;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		if (((Form_pg_index) GETSTRUCT(tup))->indkey.values[0] == attnum)
+			found = true;
+		ReleaseSysCache(tup);
+	}
+	relation_close(rel, AccessShareLock);
+	return found;
+}
+
 /*
  * Gives a table source the hidden column that records the inserting
- * transaction, and its index (DESIGN §4).  Existing rows keep NULL there:
- * they are read by the first run.  Only the table's owner may do this.
+ * transaction, its default and its index (DESIGN §4), whichever are
+ * missing (CREATE TABLE ... (LIKE source) copies the column without its
+ * default).  Rows already there keep NULL: the first run reads them.  Only
+ * the table's owner may do this.
  */
 static void
 prepare_source(FlowSpec *spec)
@@ -340,36 +399,42 @@ prepare_source(FlowSpec *spec)
 	AttrNumber	attnum;
 	StringInfoData sql;
 	char	   *qname = rel_qualified_name(spec->source);
+	bool		need_column,
+				need_default,
+				need_index;
 
 	if (!spec->incremental)
 		return;
 	attnum = get_attnum(spec->source, AUTOCDC_XID_COLUMN);
-	if (attnum != InvalidAttrNumber)
-	{
-		if (get_atttype(spec->source, attnum) != XID8OID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" of source \"%s\" must be of type xid8",
-							AUTOCDC_XID_COLUMN, get_rel_name(spec->source))));
+	need_column = attnum == InvalidAttrNumber;
+	if (!need_column && get_atttype(spec->source, attnum) != XID8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of source \"%s\" must be of type xid8",
+						AUTOCDC_XID_COLUMN, get_rel_name(spec->source))));
+	need_default = need_column || !column_has_default(spec->source, attnum);
+	need_index = need_column || !has_index_leading_with(spec->source, attnum);
+	if (!need_column && !need_default && !need_index)
 		return;
-	}
 	if (!owns_relation(spec->source))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("source \"%s\" is not prepared for incremental reading",
 						get_rel_name(spec->source)),
-				 errdetail("autocdc adds the column %s to a table the first time it becomes a source, and only its owner may do that.",
+				 errdetail("autocdc gives a table the column %s (default pg_current_xact_id(), indexed) the first time it becomes a source, and only its owner may do that.",
 						   AUTOCDC_XID_COLUMN),
-				 errhint("Ask the table's owner to run: ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(); CREATE INDEX ON %s (%s);",
+				 errhint("Ask the table's owner to create a flow from it first, or to run: ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(); CREATE INDEX ON %s (%s);",
 						 qname, AUTOCDC_XID_COLUMN, qname, AUTOCDC_XID_COLUMN)));
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "ALTER TABLE %s ADD COLUMN %s pg_catalog.xid8; "
-					 "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT pg_catalog.pg_current_xact_id(); "
-					 "CREATE INDEX ON %s (%s)",
-					 qname, AUTOCDC_XID_COLUMN, qname, AUTOCDC_XID_COLUMN,
-					 qname, AUTOCDC_XID_COLUMN);
+	if (need_column)
+		appendStringInfo(&sql, "ALTER TABLE %s ADD COLUMN %s pg_catalog.xid8; ",
+						 qname, AUTOCDC_XID_COLUMN);
+	if (need_default)
+		appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT pg_catalog.pg_current_xact_id(); ",
+						 qname, AUTOCDC_XID_COLUMN);
+	if (need_index)
+		appendStringInfo(&sql, "CREATE INDEX ON %s (%s); ", qname, AUTOCDC_XID_COLUMN);
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 }
 
@@ -477,7 +542,7 @@ create_state_table(FlowSpec *spec, Oid owner)
  * setting sequence.
  */
 static void
-add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked)
+add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted)
 {
 	ListCell   *lc;
 	List	   *added = NIL;
@@ -486,7 +551,7 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked)
 	UserSwitch	sw;
 
 	autocdc_become(&sw, autocdc_extension_owner(), false);
-	foreach(lc, spec->ignore_null)
+	foreach(lc, wanted)
 	{
 		char	   *col = lfirst(lc);
 
@@ -539,6 +604,49 @@ composite_field_types(Oid typid)
 		if (!TupleDescAttr(desc, i)->attisdropped)
 			result = lappend_oid(result, TupleDescAttr(desc, i)->atttypid);
 	ReleaseTupleDesc(desc);
+	return result;
+}
+
+/*
+ * The columns whose setting sequence the state must keep once this flow
+ * joins the target: its partial-update columns, and every column that some
+ * flow into the target does not write (for that flow, an upsert leaves the
+ * column as it was, so a later delete must know when it was set).
+ */
+static List *
+columns_needing_tracking(FlowSpec *spec)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(spec->target)};
+	List	   *all = list_copy(spec->columns);
+	List	   *per_flow = list_make1(spec->columns);
+	List	   *result = list_copy(spec->ignore_null);
+	ListCell   *lc,
+			   *lf;
+
+	catalog_exec("SELECT columns FROM autocdc.flow "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		List	   *cols = text_array_to_list(SPI_getbinval(SPI_tuptable->vals[i],
+															SPI_tuptable->tupdesc, 1, &isnull));
+
+		per_flow = lappend(per_flow, cols);
+		foreach(lc, cols)
+			if (!list_has_string(all, lfirst(lc)))
+			all = lappend(all, lfirst(lc));
+	}
+	foreach(lc, all)
+	{
+		foreach(lf, per_flow)
+		{
+			if (!list_has_string(lfirst(lf), lfirst(lc)) &&
+				!list_has_string(result, lfirst(lc)))
+				result = lappend(result, lfirst(lc));
+		}
+	}
 	return result;
 }
 
@@ -604,7 +712,8 @@ register_target(FlowSpec *spec, Oid owner)
 							spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type),
 							tname, format_type_be(seqtype)),
 					 errdetail("Flows into one target share one ordering.")));
-		add_state_partial_columns(spec, state, tracked);
+		add_state_partial_columns(spec, state, tracked,
+								  columns_needing_tracking(spec));
 		return;
 	}
 
@@ -638,7 +747,7 @@ register_target(FlowSpec *spec, Oid owner)
 					 "VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.regtype, "
 					 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7)",
 					 7, argtypes2, values2, nulls2);
-		add_state_partial_columns(spec, state, NIL);
+		add_state_partial_columns(spec, state, NIL, spec->ignore_null);
 	}
 }
 

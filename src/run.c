@@ -100,7 +100,7 @@ order_flows(List *flows)
 static char *
 query_text(const char *sql)
 {
-	spi_exec(sql, 0, NULL, NULL, NULL, true);
+	spi_exec(sql, 0, NULL, NULL, NULL, false);
 	return spi_value(0, 1);
 }
 
@@ -243,9 +243,11 @@ run_unit(List *unit, bool refresh)
 		}
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
-				 errmsg("flow \"%s\" failed: %s", culprit->flow->name, edata->message),
+				 errmsg_internal("%s", edata->message),
 				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-				 edata->hint ? errhint("%s", edata->hint) : 0));
+				 edata->hint ? errhint("%s", edata->hint) : 0,
+				 errcontext("autocdc flow \"%s\" of pipeline \"%s\" failed; its changes were rolled back",
+							culprit->flow->name, culprit->flow->pipeline)));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();

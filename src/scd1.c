@@ -542,7 +542,7 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 
 	initStringInfo(&sql);
 	append_validation(&sql, f, p, &c);
-	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, true);
+	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
 	if (SPI_processed > 0)
 		report_bad_event(f);
 

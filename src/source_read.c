@@ -74,12 +74,18 @@ read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 	appendStringInfoString(sql, "SELECT ");
 	foreach(lc, flow->keys)
 		append_event_column(sql, flow, lfirst(lc));
-	appendStringInfo(sql, "(%s) AS __autocdc_seq, CASE ", flow->sequence_by);
-	if (flow->truncates)
-		appendStringInfo(sql, "WHEN (%s) THEN 't' ", flow->truncates);
-	if (flow->deletes)
-		appendStringInfo(sql, "WHEN (%s) THEN 'd' ", flow->deletes);
-	appendStringInfoString(sql, "ELSE 'u' END AS __autocdc_kind");
+	appendStringInfo(sql, "(%s) AS __autocdc_seq, ", flow->sequence_by);
+	if (flow->truncates || flow->deletes)
+	{
+		appendStringInfoString(sql, "CASE ");
+		if (flow->truncates)
+			appendStringInfo(sql, "WHEN (%s) THEN 't' ", flow->truncates);
+		if (flow->deletes)
+			appendStringInfo(sql, "WHEN (%s) THEN 'd' ", flow->deletes);
+		appendStringInfoString(sql, "ELSE 'u' END AS __autocdc_kind");
+	}
+	else
+		appendStringInfoString(sql, "'u'::pg_catalog.text AS __autocdc_kind");
 	foreach(lc, flow->columns)
 	{
 		appendStringInfoString(sql, ", ");

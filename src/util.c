@@ -77,6 +77,7 @@ spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 {
 	int			rc;
 
+	elog(DEBUG2, "autocdc: %s", sql);
 	if (nargs > 0)
 		rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls,
 								   read_only, 0);

@@ -699,7 +699,7 @@ if ($opt{shrink}) {
 }
 
 print 'modes: ' . join(', ', map { "$_=" . ($mode_count{$_} // 0) } @MODES) . "\n";
-if ($failed) { print "work files: $workdir\n" }
-elsif (!$opt{keep}) { rmdir $workdir }
+if ($failed || $opt{keep}) { print "work files: $workdir\n" }
+else                       { rmdir $workdir }
 print "property: $passed passed, $failed failed\n";
 exit($failed ? 1 : 0);

@@ -1,0 +1,12 @@
+-- The extension installs cleanly, into its own schema, with its catalog.
+CREATE EXTENSION autocdc;
+SELECT extname, extversion, extnamespace::regnamespace FROM pg_extension WHERE extname = 'autocdc';
+SELECT c.relname, c.relkind
+  FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e'
+ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'autocdc')
+ ORDER BY 1;
+SELECT p.oid::regprocedure AS function, p.prosecdef AS security_definer
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'autocdc')
+ ORDER BY 1::text;
+SELECT name, setting, unit FROM pg_settings WHERE name LIKE 'autocdc.%' ORDER BY 1;

@@ -1,0 +1,125 @@
+-- The SCD type 1 fold: whatever the arrival order and run split, the target
+-- is the fold of all events read, per key, in sequence order.
+CREATE SCHEMA fold;
+SET search_path = fold, public;
+
+CREATE TABLE ev (id int, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 't', source => 'ev', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$,
+  except_column_list => ARRAY['op', 'seq'], pipeline => 'fold');
+
+-- Newest first, across runs: older events change nothing.
+INSERT INTO ev VALUES (1, 'c', 'U', 30);
+SELECT rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('fold');
+INSERT INTO ev VALUES (1, 'b', 'U', 20), (1, 'a', 'U', 10);
+SELECT rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('fold');
+SELECT * FROM t ORDER BY id;
+
+-- A delete is remembered: a late upsert older than it cannot bring the key back.
+INSERT INTO ev VALUES (1, null, 'D', 40);
+SELECT rows_read, rows_upserted, rows_deleted FROM autocdc.run('fold');
+INSERT INTO ev VALUES (1, 'late', 'U', 35);
+SELECT rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('fold');
+SELECT * FROM t ORDER BY id;
+-- A newer upsert does.
+INSERT INTO ev VALUES (1, 'again', 'U', 50);
+SELECT rows_upserted FROM autocdc.run('fold');
+SELECT * FROM t ORDER BY id;
+
+-- A late delete newer than the row removes it; an older one does nothing.
+INSERT INTO ev VALUES (2, 'x', 'U', 10), (2, 'y', 'U', 30);
+SELECT rows_upserted FROM autocdc.run('fold');
+INSERT INTO ev VALUES (2, null, 'D', 20);
+SELECT rows_deleted, rows_skipped FROM autocdc.run('fold');
+SELECT * FROM t ORDER BY id;
+INSERT INTO ev VALUES (2, null, 'D', 31);
+SELECT rows_deleted FROM autocdc.run('fold');
+SELECT * FROM t ORDER BY id;
+
+-- A delete of a key never seen is a tombstone too.
+INSERT INTO ev VALUES (3, null, 'D', 100);
+SELECT rows_deleted FROM autocdc.run('fold');
+INSERT INTO ev VALUES (3, 'ghost', 'U', 90);
+SELECT rows_upserted FROM autocdc.run('fold');
+SELECT * FROM t WHERE id = 3;
+
+-- Exact duplicates collapse, in one run and across runs; replays change nothing.
+INSERT INTO ev VALUES (4, 'p', 'U', 1), (4, 'p', 'U', 1), (4, 'q', 'U', 2);
+SELECT rows_read, rows_upserted FROM autocdc.run('fold');
+INSERT INTO ev VALUES (4, 'q', 'U', 2), (4, 'p', 'U', 1);
+SELECT rows_read, rows_upserted, rows_skipped FROM autocdc.run('fold');
+SELECT * FROM t ORDER BY id;
+
+-- An unchanged value rewrites nothing: the row keeps its tuple.
+SELECT ctid AS before FROM t WHERE id = 4 \gset
+INSERT INTO ev VALUES (4, 'q', 'U', 3);
+SELECT rows_read, rows_upserted FROM autocdc.run('fold');
+SELECT ctid = :'before' AS same_tuple FROM t WHERE id = 4;
+
+-- Tombstones go after autocdc.tombstone_retention (-1 keeps them forever).
+SELECT state_table AS state FROM autocdc.target WHERE target = 'fold.t'::regclass \gset
+SELECT id, __autocdc_deleted_at IS NOT NULL AS tombstone FROM :state ORDER BY id;
+SET autocdc.tombstone_retention = -1;
+INSERT INTO ev VALUES (5, 'z', 'U', 1);
+SELECT rows_upserted FROM autocdc.run('fold');
+SELECT count(*) FILTER (WHERE __autocdc_deleted_at IS NOT NULL) AS tombstones FROM :state;
+SET autocdc.tombstone_retention = 0;
+INSERT INTO ev VALUES (6, 'z', 'U', 1);
+SELECT rows_upserted FROM autocdc.run('fold');
+SELECT count(*) FILTER (WHERE __autocdc_deleted_at IS NOT NULL) AS tombstones FROM :state;
+RESET autocdc.tombstone_retention;
+
+-- Partial updates: NULL keeps the previous value, exactly per column, in any order.
+CREATE TABLE pev (id int, a int, b text, c text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'p', source => 'pev', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$,
+  except_column_list => ARRAY['op', 'seq'], ignore_null_updates => true, pipeline => 'partial');
+INSERT INTO pev VALUES (1, 1, 'b1', 'c1', 'U', 10), (1, null, 'b3', null, 'U', 30);
+SELECT rows_upserted FROM autocdc.run('partial');
+SELECT * FROM p ORDER BY id;
+-- A late event supplies a column that later partial updates left NULL ...
+INSERT INTO pev VALUES (1, 2, null, null, 'U', 20);
+SELECT rows_upserted FROM autocdc.run('partial');
+SELECT * FROM p ORDER BY id;
+-- ... and a late delete resets what came before it.
+INSERT INTO pev VALUES (1, null, null, null, 'D', 25);
+SELECT rows_upserted FROM autocdc.run('partial');
+SELECT * FROM p ORDER BY id;
+-- NULLs in a new key's first event stay NULL.
+INSERT INTO pev VALUES (2, null, 'only b', null, 'U', 50);
+SELECT rows_upserted FROM autocdc.run('partial');
+SELECT * FROM p ORDER BY id;
+
+-- Only the listed columns are partial ...
+CREATE TABLE lev (id int, a int, b text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'l', source => 'lev', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'],
+  ignore_null_updates_column_list => ARRAY['a'], pipeline => 'listed');
+INSERT INTO lev VALUES (1, 1, 'x', 1), (1, null, null, 2);
+SELECT rows_upserted FROM autocdc.run('listed');
+SELECT * FROM l;
+-- ... or all but the listed ones.
+CREATE TABLE xev (id int, a int, b text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'x', source => 'xev', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'],
+  ignore_null_updates_except_column_list => ARRAY['a'], pipeline => 'except');
+INSERT INTO xev VALUES (1, 1, 'x', 1), (1, null, null, 2);
+SELECT rows_upserted FROM autocdc.run('except');
+SELECT * FROM x;
+
+-- Composite keys, a ROW(...) sequence ordered field by field, timestamps.
+CREATE TABLE cev (region text, id int, ts timestamptz, n int, val text);
+SELECT autocdc.create_auto_cdc_flow(target => 'c', source => 'cev',
+  keys => ARRAY['region', 'id'], sequence_by => 'ROW(ts, n)',
+  except_column_list => ARRAY['ts', 'n'], pipeline => 'composite');
+INSERT INTO cev VALUES
+  ('eu', 1, '2026-01-01 10:00+00', 2, 'second'),
+  ('eu', 1, '2026-01-01 10:00+00', 1, 'first'),
+  ('us', 1, '2026-01-01 09:00+00', 9, 'us old'),
+  ('us', 1, '2026-01-01 11:00+00', 0, 'us new');
+SELECT rows_read, rows_upserted FROM autocdc.run('composite');
+SELECT * FROM c ORDER BY region, id;
+SELECT sequence_type::text LIKE 'autocdc.__autocdc_seq_%' AS own_type, sequence_composite = sequence_type AS composite
+  FROM autocdc.target WHERE target = 'fold.c'::regclass;
+
+RESET search_path;
