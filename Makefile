@@ -27,9 +27,9 @@ ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
 endif
 
-PROPERTY_SEEDS ?= 120
+PROPERTY_SEEDS ?= 300
 
-.PHONY: deps demo test check-property soak
+.PHONY: deps demo test soak
 
 deps:
 	@sh scripts/ensure-deps.sh
@@ -47,4 +47,4 @@ test: deps
 
 soak: deps
 	$(MAKE) install
-	sh scripts/in-cluster.sh perl test/property/property.pl --soak
+	sh scripts/in-cluster.sh sh -c 'psql -X -q -c "CREATE EXTENSION IF NOT EXISTS autocdc" && perl test/property/property.pl --soak --jobs 2'

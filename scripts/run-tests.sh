@@ -2,7 +2,7 @@
 # Runs inside scripts/in-cluster.sh: pg_regress and isolation tests
 # (make installcheck), then the property test.  Exits non-zero on any failure.
 set -u
-seeds=${1:-120}
+seeds=${1:-300}
 status=0
 
 if ! make -s installcheck; then
@@ -12,6 +12,7 @@ if ! make -s installcheck; then
 fi
 
 if ! perl test/property/model_selftest.pl; then status=1; fi
+psql -X -q -c "CREATE EXTENSION IF NOT EXISTS autocdc" >/dev/null || status=1
 if ! perl test/property/property.pl --seeds "$seeds"; then status=1; fi
 
 if [ $status -eq 0 ]; then echo "autocdc: all tests passed"; else echo "autocdc: TESTS FAILED"; fi

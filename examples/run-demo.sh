@@ -1,0 +1,5 @@
+#!/bin/sh
+# Runs the examples against the cluster in PG* (make demo starts one).
+set -eu
+cd "$(dirname "$0")"
+psql -X -q -f users_scd1.sql
