@@ -2,7 +2,9 @@
 
 \echo Use "CREATE EXTENSION autocdc" to load this file. \quit
 
--- Schema autocdc is created by CREATE EXTENSION (control file: schema).
+CREATE SCHEMA autocdc;
+COMMENT ON SCHEMA autocdc IS 'autocdc: flows, their catalog and the auxiliary state of their targets';
+
 -- Every object below is qualified; nothing depends on the installer's
 -- search_path.  Catalog tables reference user relations as regclass so that
 -- pg_dump and pg_upgrade keep them.

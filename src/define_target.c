@@ -450,6 +450,32 @@ depend_on_target(Oid classid, Oid objid, Oid target)
 	recordDependencyOn(&dependent, &referenced, DEPENDENCY_AUTO);
 }
 
+/*
+ * A name for an auxiliary object of a target, "<prefix>_<target oid>", with
+ * a counter when it is taken (after a dump and restore, OIDs are reused).
+ */
+static void
+free_name_in_autocdc(char *name, const char *prefix, Oid target, bool type)
+{
+	Oid			nsp = get_namespace_oid("autocdc", false);
+
+	for (int i = 0;; i++)
+	{
+		bool		taken;
+
+		if (i == 0)
+			snprintf(name, NAMEDATALEN, "%s_%u", prefix, target);
+		else
+			snprintf(name, NAMEDATALEN, "%s_%u_%d", prefix, target, i);
+		taken = OidIsValid(get_relname_relid(name, nsp)) ||
+			(type && OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+												CStringGetDatum(name),
+												ObjectIdGetDatum(nsp))));
+		if (!taken)
+			return;
+	}
+}
+
 static Oid
 create_sequence_composite(FlowSpec *spec, Oid owner)
 {
@@ -461,7 +487,7 @@ create_sequence_composite(FlowSpec *spec, Oid owner)
 	UserSwitch	sw;
 	Oid			typid;
 
-	snprintf(tname, sizeof(tname), "__autocdc_seq_%u", spec->target);
+	free_name_in_autocdc(tname, "__autocdc_seq", spec->target, true);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TYPE autocdc.%s AS (", quote_identifier(tname));
 	forboth(lt, spec->seq_row_types, lm, spec->seq_row_typmods)
@@ -499,7 +525,7 @@ create_state_table(FlowSpec *spec, Oid owner)
 	UserSwitch	sw;
 	Oid			relid;
 
-	snprintf(sname, sizeof(sname), "__autocdc_state_%u", spec->target);
+	free_name_in_autocdc(sname, "__autocdc_state", spec->target, false);
 	qname = quote_qualified_identifier("autocdc", sname);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (", qname);

@@ -1,6 +1,11 @@
 -- The extension installs cleanly, into its own schema, with its catalog.
+-- (test/sql/uninstall.sql drops it again at the end.)
 CREATE EXTENSION autocdc;
-SELECT extname, extversion, extnamespace::regnamespace FROM pg_extension WHERE extname = 'autocdc';
+SELECT extname, extversion FROM pg_extension WHERE extname = 'autocdc';
+-- Schema autocdc belongs to the extension.
+SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
+ WHERE refobjid = (SELECT oid FROM pg_extension WHERE extname = 'autocdc')
+   AND classid = 'pg_namespace'::regclass;
 SELECT c.relname, c.relkind
   FROM pg_class c JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e'
  WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'autocdc')
