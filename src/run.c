@@ -104,6 +104,30 @@ query_text(const char *sql)
 	return spi_value(0, 1);
 }
 
+/*
+ * A checkpoint newer than the present comes from another cluster (a dump
+ * restored elsewhere): its transaction ids mean nothing here, and reading
+ * by them would silently skip rows.
+ */
+static void
+check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(prev), CStringGetTextDatum(cur)};
+
+	spi_exec("SELECT pg_catalog.pg_snapshot_xmax($1::pg_catalog.pg_snapshot) "
+			 "OPERATOR(pg_catalog.>) pg_catalog.pg_snapshot_xmax($2::pg_catalog.pg_snapshot)",
+			 2, argtypes, values, NULL, false);
+	if (spi_bool(0, 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the checkpoint of flow \"%s\" comes from another cluster", f->name),
+				 errdetail("It records snapshot %s, ahead of every transaction of this cluster; the database was probably restored from a dump.",
+						   prev),
+				 errhint("Clear the transaction column of the source and rebuild: UPDATE %s SET %s = NULL; then SELECT * FROM autocdc.run('%s', full_refresh => true);",
+						 rel_qualified_name(f->source), AUTOCDC_XID_COLUMN, f->pipeline)));
+}
+
 /* Runs one flow; errors propagate to the caller's subtransaction. */
 static void
 run_flow(FlowResult *r, bool refresh)
@@ -142,6 +166,8 @@ run_flow(FlowResult *r, bool refresh)
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
+	if (p.prev_snapshot)
+		check_checkpoint_is_ours(f, p.prev_snapshot, p.snapshot);
 
 	/*
 	 * Rows this transaction inserted so far have cmin < cid; the checkpoint

@@ -90,4 +90,12 @@ INSERT INTO chain_src VALUES (1, 'one', 1), (2, 'two', 1);
 SELECT flow, rows_read, rows_upserted FROM autocdc.run('chain');
 SELECT * FROM chain_end ORDER BY id;
 SELECT flow, rows_read, rows_upserted FROM autocdc.run('chain');
+-- A checkpoint from another cluster (a dump restored elsewhere) is refused,
+-- with the way out; after it, runs are incremental again.
+UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:' WHERE flow = 'tgt';
+SELECT flow, status FROM autocdc.run('inc', flows => ARRAY['tgt']);
+UPDATE src SET __autocdc_xid = NULL;
+SELECT flow, rows_read, status FROM autocdc.run('inc', flows => ARRAY['tgt'], full_refresh => true);
+INSERT INTO src VALUES (10, 'ten', 1);
+SELECT flow, rows_read, status FROM autocdc.run('inc', flows => ARRAY['tgt']);
 RESET search_path;
