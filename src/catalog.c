@@ -12,12 +12,6 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-static char *
-dup_or_null(int row, int col)
-{
-	return spi_value(row, col);
-}
-
 static List *
 array_col(int row, int col)
 {
@@ -65,8 +59,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       f.apply_as_deletes, f.apply_as_truncates, f.once, "
 				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
 				 "       t.state_table::pg_catalog.oid, "
-				 "       t.sequence_type::pg_catalog.oid, "
-				 "       t.partial_columns, t.truncate_seq "
+				 "       t.sequence_type::pg_catalog.oid "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -90,15 +83,13 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		f->keys = array_col(i, 7);
 		f->columns = array_col(i, 8);
 		f->ignore_null = array_col(i, 9);
-		f->sequence_by = dup_or_null(i, 10);
-		f->deletes = dup_or_null(i, 11);
-		f->truncates = dup_or_null(i, 12);
+		f->sequence_by = spi_value(i, 10);
+		f->deletes = spi_value(i, 11);
+		f->truncates = spi_value(i, 12);
 		f->once = spi_bool(i, 13);
 		f->incremental = spi_bool(i, 14);
 		f->state = oid_col(i, 15);
 		f->seq_type = oid_col(i, 16);
-		f->state_partial = array_col(i, 17);
-		f->truncate_seq = dup_or_null(i, 18);
 		result = lappend(result, f);
 	}
 	return result;
@@ -106,7 +97,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 
 /*
  * Locks the flow's checkpoint row until the end of the transaction and
- * loads it, together with the target's current truncate mark.  Under
+ * loads it.  Under
  * REPEATABLE READ a checkpoint moved by a concurrent run is a
  * serialization failure, so a stale checkpoint is never used.
  */
@@ -129,13 +120,28 @@ catalog_lock_checkpoint(FlowDef *flow)
 	flow->ckpt_own_xid = spi_value(0, 2);
 	flow->ckpt_own_cid = spi_value(0, 3);
 	flow->once_done = spi_bool(0, 4);
+}
 
-	values[0] = ObjectIdGetDatum(flow->target);
-	argtypes[0] = OIDOID;
-	catalog_exec("SELECT truncate_seq FROM autocdc.target "
+/*
+ * What the flows into the target share and may have changed since the flow
+ * was loaded: the columns the state tracks and the truncate mark.  Read once
+ * the target is locked, which every writer of them holds.
+ */
+void
+catalog_load_target_state(FlowDef *flow)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
+
+	catalog_exec("SELECT partial_columns, truncate_seq FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
-	flow->truncate_seq = SPI_processed == 1 ? spi_value(0, 1) : NULL;
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("target of flow \"%s\" was dropped while the run started", flow->name)));
+	flow->state_partial = array_col(0, 1);
+	flow->truncate_seq = spi_value(0, 2);
 }
 
 void

@@ -256,8 +256,11 @@ create_target(FlowSpec *spec, RangeVar *rv)
 	return RangeVarGetRelid(rv, NoLock, false);
 }
 
+typedef bool (*IndexTest) (HeapTuple tup, Form_pg_index idx, Oid relid, void *arg);
+
+/* Whether any index of the relation passes `test`. */
 static bool
-has_unique_index_on(Oid relid, List *keys)
+any_index(Oid relid, IndexTest test, void *arg)
 {
 	Relation	rel = relation_open(relid, AccessShareLock);
 	List	   *indexes = RelationGetIndexList(rel);
@@ -267,32 +270,37 @@ has_unique_index_on(Oid relid, List *keys)
 	foreach(lc, indexes)
 	{
 		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-		Form_pg_index idx;
-		bool		all_keys = true;
 
 		if (!HeapTupleIsValid(tup))
 			continue;
-		idx = (Form_pg_index) GETSTRUCT(tup);
-		if (idx->indisunique && idx->indisvalid &&
-			idx->indnkeyatts == list_length(keys) &&
-			heap_attisnull(tup, Anum_pg_index_indexprs, NULL) &&
-			heap_attisnull(tup, Anum_pg_index_indpred, NULL))
-		{
-			for (int i = 0; i < idx->indnkeyatts; i++)
-			{
-				char	   *att = get_attname(relid, idx->indkey.values[i], true);
-
-				if (att == NULL || !list_has_string(keys, att))
-					all_keys = false;
-			}
-			found = all_keys;
-		}
+		found = test(tup, (Form_pg_index) GETSTRUCT(tup), relid, arg);
 		ReleaseSysCache(tup);
 		if (found)
 			break;
 	}
 	relation_close(rel, AccessShareLock);
 	return found;
+}
+
+/* A valid unique index on exactly the key columns, without expressions. */
+static bool
+is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
+{
+	List	   *keys = arg;
+
+	if (!idx->indisunique || !idx->indisvalid ||
+		idx->indnkeyatts != list_length(keys) ||
+		!heap_attisnull(tup, Anum_pg_index_indexprs, NULL) ||
+		!heap_attisnull(tup, Anum_pg_index_indpred, NULL))
+		return false;
+	for (int i = 0; i < idx->indnkeyatts; i++)
+	{
+		char	   *att = get_attname(relid, idx->indkey.values[i], true);
+
+		if (att == NULL || !list_has_string(keys, att))
+			return false;
+	}
+	return true;
 }
 
 /* An existing target must be ours to write and fit the flow's columns. */
@@ -335,7 +343,7 @@ check_existing_target(FlowSpec *spec, Oid relid)
 							format_type_be(ttype), relname),
 					 errhint("Make the types assignable, or leave the column out of the flow.")));
 	}
-	if (!has_unique_index_on(relid, spec->keys))
+	if (!any_index(relid, is_unique_on_keys, spec->keys))
 	{
 		StringInfoData cols;
 
@@ -365,25 +373,9 @@ column_has_default(Oid relid, AttrNumber attnum)
 }
 
 static bool
-has_index_leading_with(Oid relid, AttrNumber attnum)
+leads_with_attnum(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 {
-	Relation	rel = relation_open(relid, AccessShareLock);
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-	bool		found = false;
-
-	foreach(lc, indexes)
-	{
-		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-
-		if (!HeapTupleIsValid(tup))
-			continue;
-		if (((Form_pg_index) GETSTRUCT(tup))->indkey.values[0] == attnum)
-			found = true;
-		ReleaseSysCache(tup);
-	}
-	relation_close(rel, AccessShareLock);
-	return found;
+	return idx->indkey.values[0] == *(AttrNumber *) arg;
 }
 
 /*
@@ -413,7 +405,7 @@ prepare_source(FlowSpec *spec)
 				 errmsg("column \"%s\" of source \"%s\" must be of type xid8",
 						AUTOCDC_XID_COLUMN, get_rel_name(spec->source))));
 	need_default = need_column || !column_has_default(spec->source, attnum);
-	need_index = need_column || !has_index_leading_with(spec->source, attnum);
+	need_index = need_column || !any_index(spec->source, leads_with_attnum, &attnum);
 	if (!need_column && !need_default && !need_index)
 		return;
 	if (!owns_relation(spec->source))

@@ -26,7 +26,7 @@ typedef struct FlowDef
 	bool		once;
 	bool		incremental;	/* source carries __autocdc_xid */
 
-	/* Target-level facts shared by every flow into the target. */
+	/* Shared by every flow into the target; the last two read under lock. */
 	Oid			state;			/* auxiliary state table */
 	Oid			seq_type;
 	List	   *state_partial;	/* columns whose setting sequence is kept */
@@ -50,6 +50,7 @@ typedef struct FlowCounts
 
 extern List *catalog_load_flows(const char *pipeline, List *flow_names);
 extern void catalog_lock_checkpoint(FlowDef *flow);
+extern void catalog_load_target_state(FlowDef *flow);
 extern void catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 									const char *own_xid, int64 own_cid);
 extern void catalog_reset_target(Oid target);

@@ -159,11 +159,15 @@ run_flow(FlowResult *r, bool refresh)
 		p.prev_own_xid = f->ckpt_own_xid;
 		p.prev_own_cid = f->ckpt_own_cid;
 	}
-	p.truncate_seq = f->truncate_seq;
 
 	autocdc_become(&sw, f->owner, true);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+	catalog_load_target_state(f);
+	p.truncate_seq = f->truncate_seq;
+
+	autocdc_become(&sw, f->owner, true);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	if (p.prev_snapshot)
