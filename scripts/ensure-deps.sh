@@ -12,7 +12,15 @@ for p in $pkgs; do
     fi
 done
 
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+    # Installing the extension writes into PostgreSQL's directories.
+    libdir=$(/usr/lib/postgresql/15/bin/pg_config --pkglibdir)
+    if [ ! -w "$libdir" ]; then
+        echo "autocdc: installing needs write access to $libdir; run this as root (sudo make ...)." >&2
+        exit 1
+    fi
+    exit 0
+fi
 
 if [ "$(id -u)" = 0 ]; then
     echo "autocdc: installing missing packages:$missing"
