@@ -18,6 +18,7 @@
  *-------------------------------------------------------------------------
  */
 #include "scd1.h"
+#include "validate.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -33,31 +34,6 @@ typedef struct Scd1Cols
 	char	   *qtarget;
 	char	   *qstate;
 } Scd1Cols;
-
-static Oid
-target_type(FlowDef *f, const char *col)
-{
-	return get_atttype(f->target, get_attnum(f->target, col));
-}
-
-/* "a.k1 = b.k1 AND ...", with each key type's own equality operator. */
-static void
-append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
-{
-	ListCell   *lc;
-	bool		first = true;
-
-	foreach(lc, f->keys)
-	{
-		const char *k = quote_identifier(lfirst(lc));
-
-		if (!first)
-			appendStringInfoString(sql, " AND ");
-		append_seq_cmp(sql, psprintf("%s.%s", a, k), "=",
-					   psprintf("%s.%s", b, k), target_type(f, lfirst(lc)));
-		first = false;
-	}
-}
 
 /* How the flow sets tracked column `col`: "always", "notnull" or "never". */
 static const char *
@@ -90,45 +66,15 @@ static void
 append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 {
 	ListCell   *lc;
-	StringInfoData keytext,
-				keys;
+	char	   *keytext = validate_keytext(f);
 
-	initStringInfo(&keytext);
-	initStringInfo(&keys);
-	append_column_list(&keys, f->keys, NULL);
-	appendStringInfoString(&keytext, "pg_catalog.concat_ws(', '");
-	foreach(lc, f->keys)
-		appendStringInfo(&keytext, ", COALESCE(e.%s::pg_catalog.text, 'NULL')",
-						 quote_identifier(lfirst(lc)));
-	appendStringInfoChar(&keytext, ')');
-
-	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
-	read_append_events(sql, f, p);
-	appendStringInfo(sql,
-					 ") (SELECT 1, 'null_sequence', %s, NULL::pg_catalog.text FROM ev e "
-					 "   WHERE e.__autocdc_seq IS NULL LIMIT 1)"
-					 " UNION ALL (SELECT 2, 'null_key', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
-					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (false",
-					 keytext.data, keytext.data);
-	foreach(lc, f->keys)
-		appendStringInfo(sql, " OR e.%s IS NULL", quote_identifier(lfirst(lc)));
-	appendStringInfo(sql,
-					 ") LIMIT 1)"
-					 " UNION ALL (SELECT 3, 'conflict', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
-					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' "
-					 "   GROUP BY %s, e.__autocdc_seq "
-					 "   HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 AND "
-					 "          pg_catalog.count(DISTINCT ROW(e.__autocdc_kind",
-					 keytext.data, keys.data);
-	foreach(lc, f->columns)
-		appendStringInfo(sql, ", e.%s", quote_identifier(lfirst(lc)));
-	appendStringInfoString(sql, ")::pg_catalog.text) OPERATOR(pg_catalog.>) 1 LIMIT 1)");
+	validate_append_batch_checks(sql, f, p, keytext);
 
 	/* Against what earlier runs applied at the same sequence. */
 	appendStringInfo(sql,
 					 " UNION ALL (SELECT 4, 'conflict_applied', %s, e.__autocdc_seq::pg_catalog.text "
 					 "   FROM ev e JOIN %s st ON ",
-					 keytext.data, c->qstate);
+					 keytext, c->qstate);
 	append_keys_match(sql, f, "st", "e");
 	appendStringInfo(sql, " LEFT JOIN %s t ON ", c->qtarget);
 	append_keys_match(sql, f, "t", "e");
@@ -154,40 +100,6 @@ append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 		appendStringInfoChar(sql, ')');
 	}
 	appendStringInfoString(sql, ")) LIMIT 1) ORDER BY 1 LIMIT 1");
-}
-
-/* Raises the error for the first bad event the validation query found. */
-static void
-report_bad_event(FlowDef *f)
-{
-	char	   *problem = spi_value(0, 2);
-	char	   *key = spi_value(0, 3);
-	char	   *seq = spi_value(0, 4);
-	StringInfoData keys;
-
-	initStringInfo(&keys);
-	append_column_list(&keys, f->keys, NULL);
-	if (strcmp(problem, "null_sequence") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("flow \"%s\": event for key (%s)=(%s) has a NULL sequence",
-						f->name, keys.data, key),
-				 errdetail("sequence_by is %s.", f->sequence_by),
-				 errhint("Every change row needs a sequence; nothing of this flow was applied in this run.")));
-	if (strcmp(problem, "null_key") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("flow \"%s\": event at sequence %s has a NULL key (%s)=(%s)",
-						f->name, seq, keys.data, key),
-				 errhint("Upserts and deletes need a key; nothing of this flow was applied in this run.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_UNIQUE_VIOLATION),
-			 errmsg("flow \"%s\": two different events for key (%s)=(%s) at sequence %s",
-					f->name, keys.data, key, seq),
-			 errdetail(strcmp(problem, "conflict") == 0
-					   ? "The rows read in this run disagree."
-					   : "A row read in this run disagrees with the event an earlier run applied."),
-			 errhint("Give every change of a key its own sequence, e.g. sequence_by => 'ROW(ts, id)'; nothing of this flow was applied in this run.")));
 }
 
 static void
@@ -544,7 +456,7 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	append_validation(&sql, f, p, &c);
 	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
 	if (SPI_processed > 0)
-		report_bad_event(f);
+		validate_report(f);
 
 	resetStringInfo(&sql);
 	append_apply(&sql, f, p, &c);

@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ * validate.c
+ *	  Bad input (DESIGN §3): the checks every fold runs on a run's events
+ *	  before applying any, and the error that names flow, key and sequence.
+ *	  Also the SQL helpers the folds share.
+ *-------------------------------------------------------------------------
+ */
+#include "validate.h"
+
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+Oid
+target_type(FlowDef *f, const char *col)
+{
+	return get_atttype(f->target, get_attnum(f->target, col));
+}
+
+/* "a.k1 = b.k1 AND ...", with each key type's own equality operator. */
+void
+append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
+{
+	ListCell   *lc;
+	bool		first = true;
+
+	foreach(lc, f->keys)
+	{
+		const char *k = quote_identifier(lfirst(lc));
+
+		if (!first)
+			appendStringInfoString(sql, " AND ");
+		append_seq_cmp(sql, psprintf("%s.%s", a, k), "=",
+					   psprintf("%s.%s", b, k), target_type(f, lfirst(lc)));
+		first = false;
+	}
+}
+
+/* The key of event row "e" as text, NULLs spelled out, for messages. */
+char *
+validate_keytext(FlowDef *f)
+{
+	StringInfoData keytext;
+	ListCell   *lc;
+
+	initStringInfo(&keytext);
+	appendStringInfoString(&keytext, "pg_catalog.concat_ws(', '");
+	foreach(lc, f->keys)
+		appendStringInfo(&keytext, ", COALESCE(e.%s::pg_catalog.text, 'NULL')",
+						 quote_identifier(lfirst(lc)));
+	appendStringInfoChar(&keytext, ')');
+	return keytext.data;
+}
+
+/*
+ * Appends "WITH ev AS (<events>) (<check 1>) UNION ALL (<2>) UNION ALL (<3>)",
+ * each check yielding (priority, problem, key, sequence).  A fold appends
+ * its checks against what it applied before, then " ORDER BY 1 LIMIT 1".
+ * Two events at one key and sequence conflict when their kinds differ or,
+ * for upserts, their values do (a delete's other columns do not matter).
+ */
+void
+validate_append_batch_checks(StringInfo sql, FlowDef *f, ReadParams *p,
+							 const char *keytext)
+{
+	ListCell   *lc;
+	StringInfoData keys;
+
+	initStringInfo(&keys);
+	append_column_list(&keys, f->keys, NULL);
+
+	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
+	read_append_events(sql, f, p);
+	appendStringInfo(sql,
+					 ") (SELECT 1, 'null_sequence', %s, NULL::pg_catalog.text FROM ev e "
+					 "   WHERE e.__autocdc_seq IS NULL LIMIT 1)"
+					 " UNION ALL (SELECT 2, 'null_key', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
+					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (false",
+					 keytext, keytext);
+	foreach(lc, f->keys)
+		appendStringInfo(sql, " OR e.%s IS NULL", quote_identifier(lfirst(lc)));
+	appendStringInfo(sql,
+					 ") LIMIT 1)"
+					 " UNION ALL (SELECT 3, 'conflict', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
+					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' "
+					 "   GROUP BY %s, e.__autocdc_seq "
+					 "   HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 AND "
+					 "          pg_catalog.count(DISTINCT ROW(e.__autocdc_kind, "
+					 "            CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' THEN ROW(NULL",
+					 keytext, keys.data);
+	foreach(lc, f->columns)
+		appendStringInfo(sql, ", e.%s", quote_identifier(lfirst(lc)));
+	appendStringInfoString(sql, ")::pg_catalog.text END)::pg_catalog.text) OPERATOR(pg_catalog.>) 1 LIMIT 1)");
+}
+
+/* Raises the error for the first bad event the validation query found. */
+void
+validate_report(FlowDef *f)
+{
+	char	   *problem = spi_value(0, 2);
+	char	   *key = spi_value(0, 3);
+	char	   *seq = spi_value(0, 4);
+	StringInfoData keys;
+
+	initStringInfo(&keys);
+	append_column_list(&keys, f->keys, NULL);
+	if (strcmp(problem, "null_sequence") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("flow \"%s\": event for key (%s)=(%s) has a NULL sequence",
+						f->name, keys.data, key),
+				 errdetail("sequence_by is %s.", f->sequence_by),
+				 errhint("Every change row needs a sequence; nothing of this flow was applied in this run.")));
+	if (strcmp(problem, "null_key") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("flow \"%s\": event at sequence %s has a NULL key (%s)=(%s)",
+						f->name, seq, keys.data, key),
+				 errhint("Upserts and deletes need a key; nothing of this flow was applied in this run.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("flow \"%s\": two different events for key (%s)=(%s) at sequence %s",
+					f->name, keys.data, key, seq),
+			 errdetail(strcmp(problem, "conflict") == 0
+					   ? "The rows read in this run disagree."
+					   : "A row read in this run disagrees with the event an earlier run applied."),
+			 errhint("Give every change of a key its own sequence, e.g. sequence_by => 'ROW(ts, id)'; nothing of this flow was applied in this run.")));
+}
+

@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ * validate.h
+ *	  Checks on a run's events shared by the folds, and SQL helpers for
+ *	  the statements the folds generate.
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_VALIDATE_H
+#define AUTOCDC_VALIDATE_H
+
+#include "flow.h"
+#include "source_read.h"
+
+extern Oid	target_type(FlowDef *f, const char *col);
+extern void append_keys_match(StringInfo sql, FlowDef *f, const char *a,
+							  const char *b);
+extern char *validate_keytext(FlowDef *f);
+extern void validate_append_batch_checks(StringInfo sql, FlowDef *f,
+										 ReadParams *p, const char *keytext);
+extern void validate_report(FlowDef *f);
+
+#endif							/* AUTOCDC_VALIDATE_H */
