@@ -12,7 +12,8 @@ DOCS       = README.md
 PG_CPPFLAGS = -Wall -Werror -Wno-missing-field-initializers
 
 REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
-             scd1_names scd1_security scd1_lifecycle uninstall
+             scd1_names scd1_security scd1_lifecycle \
+             scd2_reference scd2_history uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
@@ -26,6 +27,9 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
 endif
+
+# PGXS does not track headers: rebuild every object when one changes.
+$(OBJS): $(wildcard src/*.h)
 
 PROPERTY_SEEDS ?= 300
 

@@ -27,8 +27,9 @@ CREATE TABLE autocdc.target (
     sequence_type   regtype NOT NULL,
     state_table     regclass NOT NULL,
     sequence_composite regtype,          -- created for ROW(...) sequences
-    partial_columns text[] NOT NULL DEFAULT '{}',
-    truncate_seq    text                 -- highest truncate applied, as text of sequence_type
+    partial_columns text[] NOT NULL DEFAULT '{}', -- columns whose setter the state keeps
+    track_columns   text[],              -- SCD 2: history tracked on these (NULL: all)
+    truncate_seq    text                 -- SCD 1: highest truncate applied, as text of sequence_type
 );
 COMMENT ON TABLE autocdc.target IS 'autocdc targets of AUTO CDC flows and their auxiliary state tables';
 
@@ -188,6 +189,13 @@ AS 'MODULE_PATHNAME', 'autocdc_run'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION autocdc.run(text, boolean, text[])
     IS 'run the flows of a pipeline (or all of the caller''s pipelines) once';
+
+-- Stamps rows inserted into a table source with their transaction
+-- (BEFORE INSERT FOR EACH ROW, enabled ALWAYS).
+CREATE FUNCTION autocdc._stamp_xid()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'autocdc_stamp_xid'
+LANGUAGE C;
 
 CREATE FUNCTION autocdc._on_sql_drop()
 RETURNS event_trigger

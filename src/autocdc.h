@@ -14,6 +14,7 @@
 /* Hidden column a table gets when it becomes a source (DESIGN §4). */
 #define AUTOCDC_XID_COLUMN		"__autocdc_xid"
 #define AUTOCDC_RESERVED_PREFIX "__autocdc"
+#define AUTOCDC_STAMP_TRIGGER	"__autocdc_stamp_xid"
 
 /* Settings (autocdc.c). */
 extern int	autocdc_tombstone_retention_s;

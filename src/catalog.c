@@ -59,7 +59,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       f.apply_as_deletes, f.apply_as_truncates, f.once, "
 				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
 				 "       t.state_table::pg_catalog.oid, "
-				 "       t.sequence_type::pg_catalog.oid "
+				 "       t.sequence_type::pg_catalog.oid, t.track_columns "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -90,6 +90,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		f->incremental = spi_bool(i, 14);
 		f->state = oid_col(i, 15);
 		f->seq_type = oid_col(i, 16);
+		f->track_columns = array_col(i, 17);
 		result = lappend(result, f);
 	}
 	return result;

@@ -46,6 +46,8 @@ typedef struct FlowSpec
 	char	   *deletes_norm;
 	char	   *truncates_norm;
 	Oid			target;
+	bool		target_created; /* by this flow */
+	List	   *track_columns;	/* SCD 2: tracked columns, NIL for all */
 } FlowSpec;
 
 extern void define_resolve_columns(FlowSpec *spec, List *column_list,
@@ -55,5 +57,23 @@ extern SourceColumn *define_source_column(FlowSpec *spec, const char *name);
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);
 extern void define_drop_orphan_targets(void);
+
+/* Helpers define_target.c lends to define_scd2.c. */
+extern char *type_with_typmod(Oid typid, int32 typmod);
+extern void append_collation(StringInfo buf, Oid collation, Oid typid);
+extern char *define_column_ddl(Oid relid, const char *col);
+extern void define_depend_on_target(Oid classid, Oid objid, Oid target);
+extern void define_free_name(char *name, const char *prefix, Oid target, bool type);
+extern bool define_same_oid_lists(List *a, List *b);
+extern List *define_composite_field_types(Oid typid);
+extern bool define_has_unique_index(Oid relid, List *columns);
+
+/* define_scd2.c */
+extern void scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);
+extern void scd2_check_existing_target(FlowSpec *spec, Oid relid);
+extern void scd2_add_history_columns(FlowSpec *spec);
+extern Oid	scd2_create_event_store(FlowSpec *spec, Oid owner);
+extern void scd2_extend_event_store(FlowSpec *spec, Oid events);
+extern void scd2_create_as_of(FlowSpec *spec, Oid owner);
 
 #endif							/* AUTOCDC_DEFINE_H */

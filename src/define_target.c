@@ -19,6 +19,7 @@
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
+#include "commands/trigger.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -199,14 +200,14 @@ define_analyze_expressions(FlowSpec *spec)
 	spec->truncates_norm = analyze_bool(spec, spec->truncates, "apply_as_truncates");
 }
 
-static char *
+char *
 type_with_typmod(Oid typid, int32 typmod)
 {
 	return format_type_extended(typid, typmod,
 								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
 }
 
-static void
+void
 append_collation(StringInfo buf, Oid collation, Oid typid)
 {
 	HeapTuple	tup;
@@ -249,10 +250,25 @@ create_target(FlowSpec *spec, RangeVar *rv)
 		append_collation(&sql, c->collation, c->typid);
 		appendStringInfoString(&sql, ", ");
 	}
-	appendStringInfoString(&sql, "PRIMARY KEY (");
-	append_column_list(&sql, spec->keys, NULL);
-	appendStringInfoString(&sql, "))");
+	if (spec->scd_type == 1)
+	{
+		appendStringInfoString(&sql, "PRIMARY KEY (");
+		append_column_list(&sql, spec->keys, NULL);
+		appendStringInfoString(&sql, "))");
+	}
+	else
+	{
+		/* keys NOT NULL; history columns and keys come with the sequence type */
+		sql.len -= 2;
+		sql.data[sql.len] = '\0';
+		appendStringInfoChar(&sql, ')');
+		foreach(lc, spec->keys)
+			appendStringInfo(&sql, "; ALTER TABLE %s ALTER COLUMN %s SET NOT NULL",
+							 quote_qualified_identifier(get_namespace_name(nsp), rv->relname),
+							 quote_identifier(lfirst(lc)));
+	}
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	spec->target_created = true;
 	return RangeVarGetRelid(rv, NoLock, false);
 }
 
@@ -303,6 +319,28 @@ is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 	return true;
 }
 
+bool
+define_has_unique_index(Oid relid, List *columns)
+{
+	return any_index(relid, is_unique_on_keys, columns);
+}
+
+/* "name type [COLLATE c]" of a column of `relid`, for DDL. */
+char *
+define_column_ddl(Oid relid, const char *col)
+{
+	StringInfoData buf;
+	Oid			typid;
+	int32		typmod;
+	Oid			coll;
+
+	get_atttypetypmodcoll(relid, get_attnum(relid, col), &typid, &typmod, &coll);
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "%s %s", quote_identifier(col), type_with_typmod(typid, typmod));
+	append_collation(&buf, coll, typid);
+	return buf.data;
+}
+
 /* An existing target must be ours to write and fit the flow's columns. */
 static void
 check_existing_target(FlowSpec *spec, Oid relid)
@@ -343,7 +381,9 @@ check_existing_target(FlowSpec *spec, Oid relid)
 							format_type_be(ttype), relname),
 					 errhint("Make the types assignable, or leave the column out of the flow.")));
 	}
-	if (!any_index(relid, is_unique_on_keys, spec->keys))
+	if (spec->scd_type == 2)
+		scd2_check_existing_target(spec, relid);
+	else if (!any_index(relid, is_unique_on_keys, spec->keys))
 	{
 		StringInfoData cols;
 
@@ -380,9 +420,9 @@ leads_with_attnum(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 
 /*
  * Gives a table source the hidden column that records the inserting
- * transaction, its default and its index (DESIGN §4), whichever are
- * missing (CREATE TABLE ... (LIKE source) copies the column without its
- * default).  Rows already there keep NULL: the first run reads them.  Only
+ * transaction, its default, its index and the trigger that stamps it
+ * (DESIGN §4), whichever are missing (CREATE TABLE ... (LIKE source) copies
+ * the column alone).  Rows already there keep NULL: the first run reads them.  Only
  * the table's owner may do this.
  */
 static void
@@ -393,7 +433,8 @@ prepare_source(FlowSpec *spec)
 	char	   *qname = rel_qualified_name(spec->source);
 	bool		need_column,
 				need_default,
-				need_index;
+				need_index,
+				need_trigger;
 
 	if (!spec->incremental)
 		return;
@@ -406,17 +447,17 @@ prepare_source(FlowSpec *spec)
 						AUTOCDC_XID_COLUMN, get_rel_name(spec->source))));
 	need_default = need_column || !column_has_default(spec->source, attnum);
 	need_index = need_column || !any_index(spec->source, leads_with_attnum, &attnum);
-	if (!need_column && !need_default && !need_index)
+	need_trigger = !OidIsValid(get_trigger_oid(spec->source, AUTOCDC_STAMP_TRIGGER, true));
+	if (!need_column && !need_default && !need_index && !need_trigger)
 		return;
 	if (!owns_relation(spec->source))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("source \"%s\" is not prepared for incremental reading",
 						get_rel_name(spec->source)),
-				 errdetail("autocdc gives a table the column %s (default pg_current_xact_id(), indexed) the first time it becomes a source, and only its owner may do that.",
-						   AUTOCDC_XID_COLUMN),
-				 errhint("Ask the table's owner to create a flow from it first, or to run: ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(); CREATE INDEX ON %s (%s);",
-						 qname, AUTOCDC_XID_COLUMN, qname, AUTOCDC_XID_COLUMN)));
+				 errdetail("autocdc gives a table the column %s (indexed, set by the trigger %s) the first time it becomes a source, and only its owner may do that.",
+						   AUTOCDC_XID_COLUMN, AUTOCDC_STAMP_TRIGGER),
+				 errhint("Ask the table's owner to create a flow from it first.")));
 
 	initStringInfo(&sql);
 	if (need_column)
@@ -427,12 +468,18 @@ prepare_source(FlowSpec *spec)
 						 qname, AUTOCDC_XID_COLUMN);
 	if (need_index)
 		appendStringInfo(&sql, "CREATE INDEX ON %s (%s); ", qname, AUTOCDC_XID_COLUMN);
+	/* ALWAYS: rows applied by logical replication are stamped here too. */
+	if (need_trigger)
+		appendStringInfo(&sql, "CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW "
+						 "EXECUTE FUNCTION autocdc._stamp_xid(); "
+						 "ALTER TABLE %s ENABLE ALWAYS TRIGGER %s; ",
+						 AUTOCDC_STAMP_TRIGGER, qname, qname, AUTOCDC_STAMP_TRIGGER);
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 }
 
 /* Makes `obj` go away with the target (DROP TABLE target drops it too). */
-static void
-depend_on_target(Oid classid, Oid objid, Oid target)
+void
+define_depend_on_target(Oid classid, Oid objid, Oid target)
 {
 	ObjectAddress dependent,
 				referenced;
@@ -446,8 +493,8 @@ depend_on_target(Oid classid, Oid objid, Oid target)
  * A name for an auxiliary object of a target, "<prefix>_<target oid>", with
  * a counter when it is taken (after a dump and restore, OIDs are reused).
  */
-static void
-free_name_in_autocdc(char *name, const char *prefix, Oid target, bool type)
+void
+define_free_name(char *name, const char *prefix, Oid target, bool type)
 {
 	Oid			nsp = get_namespace_oid("autocdc", false);
 
@@ -479,7 +526,7 @@ create_sequence_composite(FlowSpec *spec, Oid owner)
 	UserSwitch	sw;
 	Oid			typid;
 
-	free_name_in_autocdc(tname, "__autocdc_seq", spec->target, true);
+	define_free_name(tname, "__autocdc_seq", spec->target, true);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TYPE autocdc.%s AS (", quote_identifier(tname));
 	forboth(lt, spec->seq_row_types, lm, spec->seq_row_typmods)
@@ -497,7 +544,7 @@ create_sequence_composite(FlowSpec *spec, Oid owner)
 	typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 							CStringGetDatum(tname),
 							ObjectIdGetDatum(get_namespace_oid("autocdc", false)));
-	depend_on_target(TypeRelationId, typid, spec->target);
+	define_depend_on_target(TypeRelationId, typid, spec->target);
 	return typid;
 }
 
@@ -517,7 +564,7 @@ create_state_table(FlowSpec *spec, Oid owner)
 	UserSwitch	sw;
 	Oid			relid;
 
-	free_name_in_autocdc(sname, "__autocdc_state", spec->target, false);
+	define_free_name(sname, "__autocdc_state", spec->target, false);
 	qname = quote_qualified_identifier("autocdc", sname);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
@@ -550,7 +597,7 @@ create_state_table(FlowSpec *spec, Oid owner)
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	relid = get_relname_relid(sname, get_namespace_oid("autocdc", false));
-	depend_on_target(RelationRelationId, relid, spec->target);
+	define_depend_on_target(RelationRelationId, relid, spec->target);
 	return relid;
 }
 
@@ -575,13 +622,15 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 
 		if (list_has_string(tracked, col))
 			continue;
+		added = lappend(added, col);
+		if (spec->scd_type == 2)
+			continue;			/* the event store records inheritance per event */
 		spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qstate,
 						  quote_identifier(col), seqtype),
 				 0, NULL, NULL, NULL, false);
 		spi_exec(psprintf("UPDATE %s SET %s = __autocdc_upsert_seq WHERE __autocdc_deleted_at IS NULL",
 						  qstate, quote_identifier(col)),
 				 0, NULL, NULL, NULL, false);
-		added = lappend(added, col);
 	}
 	autocdc_unbecome(&sw);
 
@@ -597,8 +646,8 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 	}
 }
 
-static bool
-same_oid_lists(List *a, List *b)
+bool
+define_same_oid_lists(List *a, List *b)
 {
 	ListCell   *la,
 			   *lb;
@@ -611,9 +660,22 @@ same_oid_lists(List *a, List *b)
 	return true;
 }
 
+static bool
+same_string_sets(List *a, List *b)
+{
+	ListCell   *lc;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	foreach(lc, a)
+		if (!list_has_string(b, lfirst(lc)))
+		return false;
+	return true;
+}
+
 /* Field types of a composite type, as a list. */
-static List *
-composite_field_types(Oid typid)
+List *
+define_composite_field_types(Oid typid)
 {
 	TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
 	List	   *result = NIL;
@@ -681,7 +743,8 @@ register_target(FlowSpec *spec, Oid owner)
 	bool		isnull;
 
 	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, "
-				 "       sequence_composite::pg_catalog.oid, state_table::pg_catalog.oid, partial_columns "
+				 "       sequence_composite::pg_catalog.oid, state_table::pg_catalog.oid, partial_columns, "
+				 "       track_columns "
 				 "  FROM autocdc.target WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	if (SPI_processed == 1)
@@ -716,7 +779,7 @@ register_target(FlowSpec *spec, Oid owner)
 					 errmsg("flow \"%s\" must store SCD type %d like the other flows into \"%s\"",
 							spec->name, scd, tname)));
 		if (spec->seq_type == RECORDOID && OidIsValid(composite) &&
-			same_oid_lists(spec->seq_row_types, composite_field_types(composite)))
+			define_same_oid_lists(spec->seq_row_types, define_composite_field_types(composite)))
 		{
 			spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
 									  type_qualified_name(composite));
@@ -730,6 +793,19 @@ register_target(FlowSpec *spec, Oid owner)
 							spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type),
 							tname, format_type_be(seqtype)),
 					 errdetail("Flows into one target share one ordering.")));
+		if (spec->scd_type == 2)
+		{
+			Datum		tc = SPI_getbinval(tup, desc, 7, &isnull);
+			List	   *track = isnull ? NIL : text_array_to_list(tc);
+
+			if (!same_string_sets(track, spec->track_columns))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
+								spec->name, tname),
+						 errdetail("Flows into one SCD type 2 target keep one history.")));
+			scd2_extend_event_store(spec, state);
+		}
 		add_state_partial_columns(spec, state, tracked,
 								  columns_needing_tracking(spec));
 		return;
@@ -739,9 +815,10 @@ register_target(FlowSpec *spec, Oid owner)
 	{
 		Oid			composite = InvalidOid;
 		Oid			state;
-		Oid			argtypes2[7] = {OIDOID, INT4OID, TEXTARRAYOID, OIDOID, OIDOID, OIDOID, TEXTARRAYOID};
-		Datum		values2[7];
-		char		nulls2[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+		Oid			argtypes2[8] = {OIDOID, INT4OID, TEXTARRAYOID, OIDOID, OIDOID, OIDOID,
+		TEXTARRAYOID, TEXTARRAYOID};
+		Datum		values2[8];
+		char		nulls2[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 		if (spec->seq_type == RECORDOID)
 		{
@@ -750,7 +827,15 @@ register_target(FlowSpec *spec, Oid owner)
 									  type_qualified_name(composite));
 			spec->seq_type = composite;
 		}
-		state = create_state_table(spec, owner);
+		if (spec->scd_type == 2)
+		{
+			if (spec->target_created)
+				scd2_add_history_columns(spec);
+			state = scd2_create_event_store(spec, owner);
+			scd2_create_as_of(spec, owner);
+		}
+		else
+			state = create_state_table(spec, owner);
 		values2[0] = ObjectIdGetDatum(spec->target);
 		values2[1] = Int32GetDatum(spec->scd_type);
 		values2[2] = list_to_text_array(spec->keys);
@@ -760,11 +845,14 @@ register_target(FlowSpec *spec, Oid owner)
 		if (!OidIsValid(composite))
 			nulls2[5] = 'n';
 		values2[6] = list_to_text_array(NIL);
+		values2[7] = spec->track_columns ? list_to_text_array(spec->track_columns) : (Datum) 0;
+		if (spec->track_columns == NIL)
+			nulls2[7] = 'n';
 		catalog_exec("INSERT INTO autocdc.target (target, scd_type, keys, sequence_type, "
-					 "  state_table, sequence_composite, partial_columns) "
+					 "  state_table, sequence_composite, partial_columns, track_columns) "
 					 "VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.regtype, "
-					 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7)",
-					 7, argtypes2, values2, nulls2);
+					 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7, $8)",
+					 8, argtypes2, values2, nulls2);
 		add_state_partial_columns(spec, state, NIL, spec->ignore_null);
 	}
 }

@@ -29,6 +29,7 @@ typedef struct FlowDef
 	/* Shared by every flow into the target; the last two read under lock. */
 	Oid			state;			/* auxiliary state table */
 	Oid			seq_type;
+	List	   *track_columns;	/* SCD 2: history tracked on these, NIL: all */
 	List	   *state_partial;	/* columns whose setting sequence is kept */
 	char	   *truncate_seq;	/* highest truncate applied, or NULL */
 

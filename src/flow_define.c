@@ -27,6 +27,8 @@
 #include "utils/typcache.h"
 
 PG_FUNCTION_INFO_V1(autocdc_create_auto_cdc_flow);
+
+static List *resolve_list(FlowSpec *spec, List *names, const char *what);
 PG_FUNCTION_INFO_V1(autocdc_drop_flow);
 
 /* Names a target may not carry as ordinary columns (DESIGN §1). */
@@ -192,19 +194,21 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	ignore_except = list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
 
 	scd_type = PG_ARGISNULL(ARG_SCD_TYPE) ? 1 : PG_GETARG_INT32(ARG_SCD_TYPE);
-	if (scd_type == 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("stored_as_scd_type 2 is not available in autocdc %s", "0.1.0"),
-				 errdetail("This version keeps SCD type 1 targets."),
-				 errhint("Use stored_as_scd_type => 1.")));
-	if (scd_type != 1)
+	if (scd_type != 1 && scd_type != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("stored_as_scd_type must be 1 or 2, not %d", scd_type)));
 	spec.scd_type = scd_type;
 
-	if (track_list != NIL || track_except != NIL)
+	if (scd_type == 2 && spec.truncates != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("apply_as_truncates applies only to SCD type 1 flows"),
+				 errdetail("A truncate would end every key's history at once; SCD type 2 keeps history instead."),
+				 errhint("Remove apply_as_truncates, or delete the keys with apply_as_deletes.")));
+	refuse_both(track_list, track_except, "track_history_column_list",
+				"track_history_except_column_list");
+	if (scd_type == 1 && (track_list != NIL || track_except != NIL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s applies only to SCD type 2 flows",
@@ -232,6 +236,10 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	define_resolve_columns(&spec, column_list, except_list,
 						   !PG_ARGISNULL(ARG_IGNORE_NULL) && PG_GETARG_BOOL(ARG_IGNORE_NULL),
 						   ignore_list, ignore_except);
+	if (scd_type == 2)
+		scd2_resolve_tracking(&spec,
+							  track_list ? resolve_list(&spec, track_list, "track_history_column_list") : NIL,
+							  track_except ? resolve_list(&spec, track_except, "track_history_except_column_list") : NIL);
 	define_analyze_expressions(&spec);
 	define_create_flow(&spec);
 

@@ -12,6 +12,7 @@
  */
 #include "flow.h"
 #include "scd1.h"
+#include "scd2.h"
 #include "source_read.h"
 
 #include "access/xact.h"
@@ -145,11 +146,6 @@ run_flow(FlowResult *r, bool refresh)
 		r->status = "skipped";
 		return;
 	}
-	if (f->scd_type != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("flow \"%s\" stores SCD type %d, which this version cannot run",
-						f->name, f->scd_type)));
 
 	memset(&p, 0, sizeof(p));
 	p.whole = refresh || f->once || f->ckpt_snapshot == NULL;
@@ -180,7 +176,13 @@ run_flow(FlowResult *r, bool refresh)
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(false);
 
-	new_t = scd1_apply(f, &p, &r->counts);
+	if (f->scd_type == 2)
+	{
+		scd2_apply(f, &p, &r->counts);
+		new_t = NULL;
+	}
+	else
+		new_t = scd1_apply(f, &p, &r->counts);
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	autocdc_unbecome(&sw);
 

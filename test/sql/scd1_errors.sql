@@ -37,7 +37,12 @@ SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => AR
 SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
   except_column_list => ARRAY['__start_at'], stored_as_scd_type => 3);
 SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
-  except_column_list => ARRAY['__start_at'], stored_as_scd_type => 2);
+  except_column_list => ARRAY['__start_at'], stored_as_scd_type => 2, apply_as_truncates => $$op = 'T'$$);
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
+  except_column_list => ARRAY['__start_at'], stored_as_scd_type => 2, track_history_column_list => ARRAY['nope']);
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
+  except_column_list => ARRAY['__start_at'], stored_as_scd_type => 2, track_history_column_list => ARRAY['v'],
+  track_history_except_column_list => ARRAY['op']);
 SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
   except_column_list => ARRAY['__start_at'], ignore_null_updates_column_list => ARRAY['id']);
 SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
@@ -86,8 +91,8 @@ DELETE FROM src WHERE id IS NULL;
 INSERT INTO src VALUES (3, 'one thing', 'U', 5), (3, 'another', 'U', 5);
 SELECT flow, rows_upserted, status FROM autocdc.run('err');
 DELETE FROM src WHERE id = 3;
--- Exact duplicates are fine.
-INSERT INTO src VALUES (3, 'same', 'U', 5), (3, 'same', 'U', 5);
+-- Exact duplicates are fine, and two deletes at one sequence are one delete.
+INSERT INTO src VALUES (3, 'same', 'U', 5), (3, 'same', 'U', 5), (4, 'x', 'D', 7), (4, NULL, 'D', 7);
 SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('err');
 -- A different event at a sequence an earlier run applied is caught too.
 INSERT INTO src VALUES (3, 'changed my mind', 'U', 5);

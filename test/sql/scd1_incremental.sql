@@ -90,6 +90,17 @@ INSERT INTO chain_src VALUES (1, 'one', 1), (2, 'two', 1);
 SELECT flow, rows_read, rows_upserted FROM autocdc.run('chain');
 SELECT * FROM chain_end ORDER BY id;
 SELECT flow, rows_read, rows_upserted FROM autocdc.run('chain');
+-- Every inserted row is stamped by a trigger (enabled ALWAYS, so rows that
+-- logical replication applies too): rows copied with INSERT ... SELECT * from
+-- another source carry no stale transaction id and are read.
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'src'::regclass;
+CREATE TABLE src_copy (LIKE src);
+SELECT autocdc.create_auto_cdc_flow(target => 'tgt_copy', source => 'src_copy', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], pipeline => 'copy');
+SELECT rows_read FROM autocdc.run('copy');
+INSERT INTO src_copy SELECT * FROM src;
+SELECT rows_read FROM autocdc.run('copy');
+
 -- A checkpoint from another cluster (a dump restored elsewhere) is refused,
 -- with the way out; after it, runs are incremental again.
 UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:' WHERE flow = 'tgt';

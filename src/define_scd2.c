@@ -1,0 +1,238 @@
+/*-------------------------------------------------------------------------
+ * define_scd2.c
+ *	  What an SCD type 2 target needs beyond an SCD 1 one: the history
+ *	  columns and the constraints that keep history sound, the event store
+ *	  the fold replays late events from, and autocdc.as_of for the target.
+ *-------------------------------------------------------------------------
+ */
+#include "define.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
+
+/*
+ * Resolves track_history_column_list / track_history_except_column_list
+ * against the flow's value columns; NIL means every value column.
+ */
+void
+scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except)
+{
+	ListCell   *lc;
+
+	spec->track_columns = NIL;
+	foreach(lc, track_list != NIL ? track_list : track_except)
+	{
+		if (!list_has_string(spec->columns, lfirst(lc)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column \"%s\" of the track-history list is not a value column of the flow",
+							(char *) lfirst(lc)),
+					 errhint("Keys and columns left out of the flow cannot be tracked.")));
+	}
+	if (track_list == NIL && track_except == NIL)
+		return;
+	foreach(lc, spec->columns)
+	{
+		if (track_list != NIL ? list_has_string(track_list, lfirst(lc))
+			: !list_has_string(track_except, lfirst(lc)))
+			spec->track_columns = lappend(spec->track_columns, lfirst(lc));
+	}
+	if (spec->track_columns == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the flow would track no column"),
+				 errhint("Track at least one value column, or leave the track-history options out to track all.")));
+}
+
+/*
+ * An existing SCD 2 target: __start_at and __end_at of the sequence type
+ * (a ROW(...) sequence adopts a composite __start_at with the same
+ * fields), and a unique index on the keys and __start_at.
+ */
+void
+scd2_check_existing_target(FlowSpec *spec, Oid relid)
+{
+	AttrNumber	start = get_attnum(relid, "__start_at");
+	AttrNumber	end = get_attnum(relid, "__end_at");
+	char	   *relname = get_rel_name(relid);
+	Oid			start_type;
+	List	   *keys_start;
+
+	if (start == InvalidAttrNumber || end == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("SCD type 2 target \"%s\" needs columns __start_at and __end_at", relname),
+				 errhint("Add them with the type of the sequence, or let autocdc create the target.")));
+	start_type = get_atttype(relid, start);
+	if (get_atttype(relid, end) != start_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("__start_at and __end_at of \"%s\" must have one type", relname)));
+	if (spec->seq_type == RECORDOID && type_is_rowtype(start_type) &&
+		define_same_oid_lists(spec->seq_row_types, define_composite_field_types(start_type)))
+	{
+		spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
+								  type_qualified_name(start_type));
+		spec->seq_type = start_type;
+	}
+	if (spec->seq_type != start_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("__start_at of \"%s\" is of type %s, but sequence_by is of type %s",
+						relname, format_type_be(start_type),
+						spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type)),
+				 errdetail("The history columns have the type of the sequence.")));
+	keys_start = lappend(list_copy(spec->keys), "__start_at");
+	if (!define_has_unique_index(relid, keys_start))
+	{
+		StringInfoData cols;
+
+		initStringInfo(&cols);
+		append_column_list(&cols, keys_start, NULL);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("SCD type 2 target \"%s\" has no unique index on (%s)", relname, cols.data),
+				 errdetail("A key has one version per __start_at."),
+				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s);",
+						 rel_qualified_name(relid), cols.data)));
+	}
+}
+
+/*
+ * Gives a target autocdc created the history columns and what the
+ * database enforces about them: one version per key and start, at most
+ * one open version per key.
+ */
+void
+scd2_add_history_columns(FlowSpec *spec)
+{
+	char	   *qname = rel_qualified_name(spec->target);
+	char	   *seqtype = type_qualified_name(spec->seq_type);
+	StringInfoData keys;
+
+	initStringInfo(&keys);
+	append_column_list(&keys, spec->keys, NULL);
+	spi_exec(psprintf("ALTER TABLE %s ADD COLUMN __start_at %s NOT NULL, "
+					  "ADD COLUMN __end_at %s, ADD PRIMARY KEY (%s, __start_at); "
+					  "CREATE UNIQUE INDEX ON %s (%s) WHERE __end_at IS NULL",
+					  qname, seqtype, seqtype, keys.data, qname, keys.data),
+			 0, NULL, NULL, NULL, false);
+}
+
+/*
+ * The event store: every distinct event read, so that a late event can be
+ * folded into history exactly, including the updates that were absorbed in
+ * place or changed nothing when they came.  __autocdc_inherit lists the
+ * columns an upsert leaves to the previous version (partial-update NULLs,
+ * columns its flow does not write).
+ */
+Oid
+scd2_create_event_store(FlowSpec *spec, Oid owner)
+{
+	StringInfoData sql;
+	char		sname[NAMEDATALEN];
+	char	   *qname;
+	ListCell   *lc;
+	UserSwitch	sw;
+	Oid			relid;
+
+	define_free_name(sname, "__autocdc_events", spec->target, false);
+	qname = quote_qualified_identifier("autocdc", sname);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
+	foreach(lc, spec->keys)
+		appendStringInfo(&sql, "%s NOT NULL, ",
+						 define_column_ddl(spec->target, lfirst(lc)));
+	appendStringInfo(&sql, "__autocdc_seq %s NOT NULL, __autocdc_kind pg_catalog.text NOT NULL, ",
+					 type_qualified_name(spec->seq_type));
+	foreach(lc, spec->columns)
+		appendStringInfo(&sql, "%s, ", define_column_ddl(spec->target, lfirst(lc)));
+	appendStringInfoString(&sql, "__autocdc_inherit pg_catalog.text[], PRIMARY KEY (");
+	append_column_list(&sql, spec->keys, NULL);
+	appendStringInfo(&sql, ", __autocdc_seq)); ALTER TABLE %s OWNER TO %s; COMMENT ON TABLE %s IS %s",
+					 qname, quote_identifier(GetUserNameFromId(owner, false)), qname,
+					 quote_literal_cstr(psprintf("autocdc events of %s",
+												 rel_qualified_name(spec->target))));
+	autocdc_become(&sw, autocdc_extension_owner(), false);
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+	relid = get_relname_relid(sname, get_namespace_oid("autocdc", false));
+	define_depend_on_target(RelationRelationId, relid, spec->target);
+	return relid;
+}
+
+/*
+ * A later flow may write columns earlier flows did not: the store gets
+ * them, and the events stored so far leave them to the previous version.
+ */
+void
+scd2_extend_event_store(FlowSpec *spec, Oid events)
+{
+	ListCell   *lc;
+	char	   *qevents = rel_qualified_name(events);
+	UserSwitch	sw;
+
+	autocdc_become(&sw, autocdc_extension_owner(), false);
+	foreach(lc, spec->columns)
+	{
+		if (get_attnum(events, lfirst(lc)) != InvalidAttrNumber)
+			continue;
+		spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s; "
+						  "UPDATE %s SET __autocdc_inherit = "
+						  "pg_catalog.array_append(__autocdc_inherit, %s::pg_catalog.text) "
+						  "WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'u'",
+						  qevents, define_column_ddl(spec->target, lfirst(lc)),
+						  qevents, quote_literal_cstr(lfirst(lc))),
+				 0, NULL, NULL, NULL, false);
+	}
+	autocdc_unbecome(&sw);
+}
+
+/*
+ * autocdc.as_of(NULL::target, at): the versions valid at `at`.  One SQL
+ * function per target, so the planner inlines it and a condition on the
+ * keys reaches the primary key; it goes away with the target.
+ */
+void
+scd2_create_as_of(FlowSpec *spec, Oid owner)
+{
+	char	   *qtarget = rel_qualified_name(spec->target);
+	char	   *rowtype = type_qualified_name(get_rel_type_id(spec->target));
+	char	   *seqtype = type_qualified_name(spec->seq_type);
+	StringInfoData body;
+	UserSwitch	sw;
+	Oid			argtypes[2] = {get_rel_type_id(spec->target), spec->seq_type};
+	List	   *name = list_make2(makeString("autocdc"), makeString("as_of"));
+	Oid			fn;
+
+	initStringInfo(&body);
+	appendStringInfo(&body, "SELECT * FROM %s WHERE ", qtarget);
+	append_seq_cmp(&body, "__start_at", "<=", "$2", spec->seq_type);
+	appendStringInfoString(&body, " AND (__end_at IS NULL OR ");
+	append_seq_cmp(&body, "__end_at", ">", "$2", spec->seq_type);
+	appendStringInfoChar(&body, ')');
+
+	fn = LookupFuncName(name, 2, argtypes, true);
+	if (OidIsValid(fn))
+		return;					/* an earlier flow made it */
+	autocdc_become(&sw, autocdc_extension_owner(), false);
+	spi_exec(psprintf("CREATE FUNCTION autocdc.as_of(target %s, at %s) RETURNS SETOF %s "
+					  "LANGUAGE sql STABLE AS %s; "
+					  "ALTER FUNCTION autocdc.as_of(%s, %s) OWNER TO %s; "
+					  "COMMENT ON FUNCTION autocdc.as_of(%s, %s) IS %s",
+					  rowtype, seqtype, rowtype, quote_literal_cstr(body.data),
+					  rowtype, seqtype, quote_identifier(GetUserNameFromId(owner, false)),
+					  rowtype, seqtype,
+					  quote_literal_cstr(psprintf("versions of %s valid at a point of its sequence", qtarget))),
+			 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+	fn = LookupFuncName(name, 2, argtypes, false);
+	define_depend_on_target(ProcedureRelationId, fn, spec->target);
+}

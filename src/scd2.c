@@ -1,0 +1,411 @@
+/*-------------------------------------------------------------------------
+ * scd2.c
+ *	  The SCD type 2 fold (DESIGN §3), set-based, one statement per run.
+ *
+ * Every distinct event read is kept in the target's event store.  For each
+ * key the run touches, history is folded again from a point where nothing
+ * before can matter:
+ *
+ *   in order (every new event after every stored one) and an open version:
+ *       from the open version, taken as an event that sets every column;
+ *   otherwise: from the last stored delete before the earliest new event
+ *       (nothing crosses a delete), replaying the stored events.
+ *
+ * The fold itself is window functions over those events: a delete starts a
+ * new group; in a group, a column an upsert leaves to inherit takes the
+ * value of the latest event that set it; an upsert whose tracked columns
+ * differ from the previous upsert's starts a version; a version ends where
+ * the next starts or at the delete that ends its group, and shows its last
+ * event's values.  Only versions that differ from the stored ones are
+ * written, so an in-order event touches only its key's open version.
+ *-------------------------------------------------------------------------
+ */
+#include "scd2.h"
+#include "validate.h"
+
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+typedef struct Scd2Cols
+{
+	List	   *values;			/* the event store's value columns */
+	List	   *tracked;		/* history is kept on these */
+	List	   *inheriting;		/* columns some upsert may leave to inherit */
+	char	   *seqtype;
+	char	   *qtarget;
+	char	   *qevents;
+} Scd2Cols;
+
+/* The value columns of the event store: all but keys and autocdc's own. */
+static List *
+event_store_columns(FlowDef *f, Oid events)
+{
+	Relation	rel = relation_open(events, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *result = NIL;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *name = NameStr(att->attname);
+
+		if (att->attisdropped || list_has_string(f->keys, name) ||
+			strncmp(name, AUTOCDC_RESERVED_PREFIX, strlen(AUTOCDC_RESERVED_PREFIX)) == 0)
+			continue;
+		result = lappend(result, pstrdup(name));
+	}
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+static void
+cmp(StringInfo sql, FlowDef *f, const char *a, const char *op, const char *b)
+{
+	append_seq_cmp(sql, a, op, b, f->seq_type);
+}
+
+/* Null-safe equality of column `col` of `a` and `b`. */
+static void
+col_eq(StringInfo sql, FlowDef *f, const char *a, const char *b, const char *col)
+{
+	const char *q = quote_identifier(col);
+
+	append_nullsafe_eq(sql, psprintf("%s.%s", a, q), psprintf("%s.%s", b, q),
+					   target_type(f, col));
+}
+
+/*
+ * "SELECT DISTINCT ON (keys, seq) ... FROM ev e": events in the store's
+ * shape.  A delete carries no values; __autocdc_inherit lists what an
+ * upsert leaves to the previous version: its NULL partial-update columns
+ * and the columns its flow does not write.
+ */
+static void
+append_normalized(StringInfo sql, FlowDef *f, Scd2Cols *c)
+{
+	ListCell   *lc;
+	StringInfoData keys;
+	bool		first = true;
+
+	initStringInfo(&keys);
+	append_column_list(&keys, f->keys, "e");
+	appendStringInfo(sql, "SELECT DISTINCT ON (%s, e.__autocdc_seq) %s, e.__autocdc_seq, e.__autocdc_kind",
+					 keys.data, keys.data);
+	foreach(lc, c->values)
+	{
+		const char *q = quote_identifier(lfirst(lc));
+
+		if (list_has_string(f->columns, lfirst(lc)))
+			appendStringInfo(sql, ", CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' THEN e.%s END AS %s",
+							 q, q);
+		else
+			appendStringInfo(sql, ", NULL::%s AS %s",
+							 format_type_be_qualified(target_type(f, lfirst(lc))), q);
+	}
+	appendStringInfoString(sql, ", CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' THEN "
+						   "NULLIF(pg_catalog.array_remove(ARRAY[");
+	foreach(lc, c->values)
+	{
+		const char *lit = quote_literal_cstr(lfirst(lc));
+
+		if (!first)
+			appendStringInfoString(sql, ", ");
+		first = false;
+		if (!list_has_string(f->columns, lfirst(lc)))
+			appendStringInfoString(sql, lit);
+		else if (list_has_string(f->ignore_null, lfirst(lc)))
+			appendStringInfo(sql, "CASE WHEN e.%s IS NULL THEN %s END",
+							 quote_identifier(lfirst(lc)), lit);
+		else
+			appendStringInfoString(sql, "NULL");
+	}
+	appendStringInfo(sql, "]::pg_catalog.text[], NULL), '{}'::pg_catalog.text[]) END AS __autocdc_inherit "
+					 "FROM ev e ORDER BY %s, e.__autocdc_seq", keys.data);
+}
+
+static void
+append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
+{
+	ListCell   *lc;
+	char	   *keytext = validate_keytext(f);
+
+	validate_append_batch_checks(sql, f, p, keytext);
+	/* Against the stored events: one key and sequence, one event. */
+	appendStringInfo(sql, " UNION ALL (SELECT 4, 'conflict_applied', %s, e.__autocdc_seq::pg_catalog.text FROM (",
+					 keytext);
+	append_normalized(sql, f, c);
+	appendStringInfo(sql, ") e JOIN %s s ON ", c->qevents);
+	append_keys_match(sql, f, "s", "e");
+	appendStringInfoString(sql, " AND ");
+	cmp(sql, f, "s.__autocdc_seq", "=", "e.__autocdc_seq");
+	appendStringInfoString(sql, " WHERE s.__autocdc_kind OPERATOR(pg_catalog.<>) e.__autocdc_kind "
+						   "OR s.__autocdc_inherit::pg_catalog.text IS DISTINCT FROM e.__autocdc_inherit::pg_catalog.text");
+	foreach(lc, c->values)
+	{
+		appendStringInfoString(sql, " OR NOT ");
+		col_eq(sql, f, "s", "e", lfirst(lc));
+	}
+	appendStringInfoString(sql, " LIMIT 1) ORDER BY 1 LIMIT 1");
+}
+
+/* "a.k1, a.k2" */
+static char *
+keys_of(FlowDef *f, const char *a)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	append_column_list(&buf, f->keys, a);
+	return buf.data;
+}
+
+static int
+index_of_string(List *names, const char *name)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, names)
+	{
+		if (strcmp(lfirst(lc), name) == 0)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/* "k..., c..." of alias `a`, for the select lists of the fold. */
+static char *
+cols_of(FlowDef *f, Scd2Cols *c, const char *a)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	append_column_list(&buf, f->keys, a);
+	if (c->values != NIL)
+	{
+		appendStringInfoString(&buf, ", ");
+		append_column_list(&buf, c->values, a);
+	}
+	return buf.data;
+}
+
+/* "n and o are the same version": key, bounds and every value. */
+static void
+append_same_version(StringInfo sql, FlowDef *f, Scd2Cols *c, const char *n,
+					const char *o)
+{
+	ListCell   *lc;
+
+	append_keys_match(sql, f, n, o);
+	appendStringInfoString(sql, " AND ");
+	cmp(sql, f, psprintf("%s.__start_at", n), "=", psprintf("%s.__start_at", o));
+	appendStringInfoString(sql, " AND ");
+	append_nullsafe_eq(sql, psprintf("%s.__end_at", n), psprintf("%s.__end_at", o),
+					   f->seq_type);
+	foreach(lc, c->values)
+	{
+		appendStringInfoString(sql, " AND ");
+		col_eq(sql, f, n, o, lfirst(lc));
+	}
+}
+
+static void
+append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
+{
+	ListCell   *lc;
+	StringInfoData keys;
+	int			i;
+
+	initStringInfo(&keys);
+	append_column_list(&keys, f->keys, NULL);
+
+	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
+	read_append_events(sql, f, p);
+	appendStringInfoString(sql, "), evn AS MATERIALIZED (");
+	append_normalized(sql, f, c);
+	appendStringInfo(sql, "), newev AS MATERIALIZED (SELECT n.* FROM evn n WHERE NOT EXISTS "
+					 "(SELECT 1 FROM %s s WHERE ", c->qevents);
+	append_keys_match(sql, f, "s", "n");
+	appendStringInfoString(sql, " AND ");
+	cmp(sql, f, "s.__autocdc_seq", "=", "n.__autocdc_seq");
+	appendStringInfo(sql, ")), ins_ev AS (INSERT INTO %s (%s, __autocdc_seq, __autocdc_kind, ",
+					 c->qevents, cols_of(f, c, NULL));
+	appendStringInfo(sql, "__autocdc_inherit) SELECT %s, n.__autocdc_seq, n.__autocdc_kind, "
+					 "n.__autocdc_inherit FROM newev n RETURNING 1)", cols_of(f, c, "n"));
+
+	/* Per touched key: where to fold from. */
+	appendStringInfo(sql, ", aff AS (SELECT DISTINCT ON (%s) %s, __autocdc_seq AS __autocdc_smin "
+					 "FROM newev ORDER BY %s, __autocdc_seq)", keys.data, keys.data, keys.data);
+	appendStringInfo(sql, ", mode AS (SELECT %s, a.__autocdc_smin, o.__start_at AS __autocdc_open, "
+					 "(o.__start_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s s WHERE ",
+					 keys_of(f, "a"), c->qevents);
+	append_keys_match(sql, f, "s", "a");
+	appendStringInfoString(sql, " AND ");
+	cmp(sql, f, "s.__autocdc_seq", ">=", "a.__autocdc_smin");
+	appendStringInfo(sql, ")) AS __autocdc_anchored, (SELECT s.__autocdc_seq FROM %s s WHERE ",
+					 c->qevents);
+	append_keys_match(sql, f, "s", "a");
+	appendStringInfoString(sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
+	cmp(sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
+	appendStringInfo(sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) AS __autocdc_pdel "
+					 "FROM aff a LEFT JOIN %s o ON ", c->qtarget);
+	append_keys_match(sql, f, "o", "a");
+	appendStringInfoString(sql, " AND o.__end_at IS NULL)");
+
+	/* The events to fold. */
+	appendStringInfo(sql, ", inp AS (SELECT %s, o.__start_at AS __autocdc_seq, 'a'::pg_catalog.text AS __autocdc_kind, "
+					 "NULL::pg_catalog.text[] AS __autocdc_inherit FROM mode m JOIN %s o ON ",
+					 cols_of(f, c, "o"), c->qtarget);
+	append_keys_match(sql, f, "o", "m");
+	appendStringInfo(sql, " AND o.__end_at IS NULL WHERE m.__autocdc_anchored "
+					 "UNION ALL SELECT %s, n.__autocdc_seq, n.__autocdc_kind, n.__autocdc_inherit "
+					 "FROM newev n JOIN mode m ON ", cols_of(f, c, "n"));
+	append_keys_match(sql, f, "n", "m");
+	appendStringInfo(sql, " UNION ALL SELECT %s, s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit "
+					 "FROM %s s JOIN mode m ON ", cols_of(f, c, "s"), c->qevents);
+	append_keys_match(sql, f, "s", "m");
+	appendStringInfoString(sql, " WHERE NOT m.__autocdc_anchored AND (m.__autocdc_pdel IS NULL OR ");
+	cmp(sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
+	appendStringInfoString(sql, "))");
+
+	/* Groups between deletes; inherited values. */
+	appendStringInfo(sql, ", g1 AS (SELECT i.*, pg_catalog.sum(CASE WHEN i.__autocdc_kind "
+					 "OPERATOR(pg_catalog.=) 'd' THEN 1 ELSE 0 END) OVER (PARTITION BY %s "
+					 "ORDER BY i.__autocdc_seq ROWS UNBOUNDED PRECEDING) AS __autocdc_grp FROM inp i)",
+					 keys_of(f, "i"));
+	appendStringInfoString(sql, ", g2 AS (SELECT g.*");
+	i = 0;
+	foreach(lc, c->inheriting)
+	{
+		appendStringInfo(sql, ", pg_catalog.count(*) FILTER (WHERE g.__autocdc_kind OPERATOR(pg_catalog.<>) 'd' "
+						 "AND NOT COALESCE(%s OPERATOR(pg_catalog.=) ANY (g.__autocdc_inherit), false)) "
+						 "OVER (PARTITION BY %s, g.__autocdc_grp ORDER BY g.__autocdc_seq "
+						 "ROWS UNBOUNDED PRECEDING) AS __autocdc_cg%d",
+						 quote_literal_cstr(lfirst(lc)), keys_of(f, "g"), i++);
+	}
+	appendStringInfo(sql, " FROM g1 g), g3 AS (SELECT %s, g.__autocdc_seq, g.__autocdc_kind, g.__autocdc_grp",
+					 keys_of(f, "g"));
+	foreach(lc, c->values)
+	{
+		const char *q = quote_identifier(lfirst(lc));
+		int			j = index_of_string(c->inheriting, lfirst(lc));
+
+		if (j < 0)
+			appendStringInfo(sql, ", g.%s", q);
+		else
+			appendStringInfo(sql, ", pg_catalog.first_value(g.%s) OVER (PARTITION BY %s, g.__autocdc_grp, "
+							 "g.__autocdc_cg%d ORDER BY g.__autocdc_seq) AS %s",
+							 q, keys_of(f, "g"), j, q);
+	}
+	appendStringInfoString(sql, " FROM g2 g)");
+
+	/* Versions: a change of a tracked column starts one. */
+	appendStringInfoString(sql, ", u AS (SELECT g.*, pg_catalog.lag(g.__autocdc_seq) OVER w AS __autocdc_prev");
+	i = 0;
+	foreach(lc, c->tracked)
+		appendStringInfo(sql, ", pg_catalog.lag(g.%s) OVER w AS __autocdc_lag%d",
+						 quote_identifier(lfirst(lc)), i++);
+	appendStringInfo(sql, " FROM g3 g WHERE g.__autocdc_kind OPERATOR(pg_catalog.<>) 'd' "
+					 "WINDOW w AS (PARTITION BY %s, g.__autocdc_grp ORDER BY g.__autocdc_seq))",
+					 keys_of(f, "g"));
+	appendStringInfoString(sql, ", v AS (SELECT u.*, pg_catalog.sum(CASE WHEN u.__autocdc_prev IS NULL OR NOT (true");
+	i = 0;
+	foreach(lc, c->tracked)
+	{
+		appendStringInfoString(sql, " AND ");
+		append_nullsafe_eq(sql, psprintf("u.%s", quote_identifier(lfirst(lc))),
+						   psprintf("u.__autocdc_lag%d", i++), target_type(f, lfirst(lc)));
+	}
+	appendStringInfo(sql, ") THEN 1 ELSE 0 END) OVER (PARTITION BY %s, u.__autocdc_grp ORDER BY u.__autocdc_seq "
+					 "ROWS UNBOUNDED PRECEDING) AS __autocdc_ver FROM u)",
+					 keys_of(f, "u"));
+	appendStringInfo(sql, ", vv AS (SELECT DISTINCT ON (%s, v.__autocdc_grp, v.__autocdc_ver) %s, "
+					 "v.__autocdc_grp, pg_catalog.first_value(v.__autocdc_seq) OVER (PARTITION BY %s, "
+					 "v.__autocdc_grp, v.__autocdc_ver ORDER BY v.__autocdc_seq) AS __autocdc_start FROM v "
+					 "ORDER BY %s, v.__autocdc_grp, v.__autocdc_ver, v.__autocdc_seq DESC)",
+					 keys_of(f, "v"), cols_of(f, c, "v"),
+					 keys_of(f, "v"), keys_of(f, "v"));
+	appendStringInfo(sql, ", ends AS (SELECT %s, g.__autocdc_grp OPERATOR(pg_catalog.-) 1 AS __autocdc_grp, "
+					 "g.__autocdc_seq AS __autocdc_del FROM g1 g WHERE g.__autocdc_kind OPERATOR(pg_catalog.=) 'd')",
+					 keys_of(f, "g"));
+	appendStringInfo(sql, ", nv AS (SELECT %s, vv.__autocdc_start AS __start_at, "
+					 "COALESCE(pg_catalog.lead(vv.__autocdc_start) OVER (PARTITION BY %s, vv.__autocdc_grp "
+					 "ORDER BY vv.__autocdc_start), d.__autocdc_del) AS __end_at FROM vv LEFT JOIN ends d ON ",
+					 cols_of(f, c, "vv"), keys_of(f, "vv"));
+	append_keys_match(sql, f, "d", "vv");
+	appendStringInfoString(sql, " AND d.__autocdc_grp OPERATOR(pg_catalog.=) vv.__autocdc_grp)");
+
+	/* The stored versions folded again, and the difference written. */
+	appendStringInfo(sql, ", oldv AS (SELECT t.ctid AS __autocdc_tid, %s, t.__start_at, t.__end_at "
+					 "FROM %s t JOIN mode m ON ", cols_of(f, c, "t"), c->qtarget);
+	append_keys_match(sql, f, "t", "m");
+	appendStringInfoString(sql, " WHERE (m.__autocdc_anchored AND ");
+	cmp(sql, f, "t.__start_at", ">=", "m.__autocdc_open");
+	appendStringInfoString(sql, ") OR (NOT m.__autocdc_anchored AND (m.__autocdc_pdel IS NULL OR ");
+	cmp(sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
+	appendStringInfo(sql, "))), del AS (DELETE FROM %s t USING oldv o WHERE t.ctid OPERATOR(pg_catalog.=) "
+					 "o.__autocdc_tid AND NOT EXISTS (SELECT 1 FROM nv n WHERE ", c->qtarget);
+	append_same_version(sql, f, c, "n", "o");
+	appendStringInfo(sql, ") RETURNING %s, t.__start_at)", keys_of(f, "t"));
+	/* The count of del in the WHERE makes the deletes come first (unique indexes). */
+	appendStringInfo(sql, ", ins AS (INSERT INTO %s (%s, __start_at, __end_at) SELECT %s, n.__start_at, n.__end_at "
+					 "FROM nv n WHERE (SELECT pg_catalog.count(*) FROM del) OPERATOR(pg_catalog.>=) 0 "
+					 "AND NOT EXISTS (SELECT 1 FROM oldv o WHERE ",
+					 c->qtarget, cols_of(f, c, NULL), cols_of(f, c, "n"));
+	append_same_version(sql, f, c, "n", "o");
+	appendStringInfo(sql, ") RETURNING %s, __start_at)", keys.data);
+
+	appendStringInfoString(sql, " SELECT (SELECT pg_catalog.count(*) FROM ev), (SELECT pg_catalog.count(*) FROM ins), "
+						   "(SELECT pg_catalog.count(*) FROM del d WHERE NOT EXISTS (SELECT 1 FROM ins i WHERE ");
+	append_keys_match(sql, f, "i", "d");
+	appendStringInfoString(sql, " AND ");
+	cmp(sql, f, "i.__start_at", "=", "d.__start_at");
+	appendStringInfoString(sql, ")), (SELECT pg_catalog.count(*) FROM ev) OPERATOR(pg_catalog.-) "
+						   "(SELECT pg_catalog.count(*) FROM newev), (SELECT pg_catalog.count(*) FROM ins_ev)");
+}
+
+/*
+ * Applies the flow's new events to its SCD 2 target.  Runs as the flow's
+ * owner; the caller provides the transaction boundaries.
+ */
+void
+scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+{
+	Scd2Cols	c;
+	StringInfoData sql;
+	Oid			types[READ_NPARAMS];
+	Datum		values[READ_NPARAMS];
+	char		nulls[READ_NPARAMS];
+	ListCell   *lc;
+
+	memset(&c, 0, sizeof(c));
+	c.seqtype = type_qualified_name(f->seq_type);
+	c.qtarget = rel_qualified_name(f->target);
+	c.qevents = rel_qualified_name(f->state);
+	c.values = event_store_columns(f, f->state);
+	c.tracked = f->track_columns != NIL ? f->track_columns : c.values;
+	foreach(lc, f->state_partial)
+		if (list_has_string(c.values, lfirst(lc)))
+			c.inheriting = lappend(c.inheriting, lfirst(lc));
+
+	read_params_arrays(p, types, values, nulls);
+
+	initStringInfo(&sql);
+	append_validation(&sql, f, p, &c);
+	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
+	if (SPI_processed > 0)
+		validate_report(f);
+
+	resetStringInfo(&sql);
+	append_apply(&sql, f, p, &c);
+	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
+	counts->read = spi_int64(0, 1);
+	counts->upserted = spi_int64(0, 2);
+	counts->deleted = spi_int64(0, 3);
+	counts->skipped = spi_int64(0, 4);
+}
