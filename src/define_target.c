@@ -751,7 +751,6 @@ register_target(FlowSpec *spec, Oid owner)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[0];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		int			scd = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
 		List	   *keys = text_array_to_list(SPI_getbinval(tup, desc, 2, &isnull));
 		Oid			seqtype = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
 		Datum		comp = SPI_getbinval(tup, desc, 4, &isnull);
@@ -773,11 +772,6 @@ register_target(FlowSpec *spec, Oid owner)
 					 errmsg("flow \"%s\" must use the keys of the other flows into \"%s\"",
 							spec->name, tname),
 					 errdetail("Flows into one target agree on keys, SCD type and sequence type.")));
-		if (scd != spec->scd_type)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("flow \"%s\" must store SCD type %d like the other flows into \"%s\"",
-							spec->name, scd, tname)));
 		if (spec->seq_type == RECORDOID && OidIsValid(composite) &&
 			define_same_oid_lists(spec->seq_row_types, define_composite_field_types(composite)))
 		{
@@ -882,6 +876,19 @@ ensure_pipeline(FlowSpec *spec)
 				 errhint("Use a pipeline of your own: pipeline => 'name'.")));
 }
 
+/* The SCD type of a target other flows feed, 0 if none does. */
+static int
+registered_scd_type(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+
+	catalog_exec("SELECT scd_type::pg_catalog.int8 FROM autocdc.target "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	return SPI_processed == 1 ? (int) spi_int64(0, 1) : 0;
+}
+
 void
 define_create_flow(FlowSpec *spec)
 {
@@ -906,6 +913,14 @@ define_create_flow(FlowSpec *spec)
 	existing = RangeVarGetRelid(rv, NoLock, true);
 	if (OidIsValid(existing))
 	{
+		int			scd = registered_scd_type(existing);
+
+		if (scd != 0 && scd != spec->scd_type)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("flow \"%s\" must store SCD type %d like the other flows into \"%s\"",
+							spec->name, scd, get_rel_name(existing)),
+					 errdetail("Flows into one target agree on keys, SCD type and sequence type.")));
 		check_existing_target(spec, existing);
 		spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 						  rel_qualified_name(existing)), 0, NULL, NULL, NULL, false);

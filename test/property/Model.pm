@@ -1,11 +1,13 @@
 package Model;
 
-# Reference model of an autocdc SCD type 1 flow, used by the property test.
+# Reference model of an autocdc flow (SCD type 1 and SCD type 2), used by
+# the property test.
 #
 # It is written to be obviously right rather than fast, and shares nothing
 # with the engine: the target is recomputed from scratch as a fold over ALL
 # events ever read.
 #
+# SCD type 1 -- fold():
 #   For every key k that appears in an upsert or delete event:
 #     take k's own events plus every truncate event,
 #     sort them by sequence (a truncate sorts before any other event that
@@ -16,6 +18,23 @@ package Model;
 #                             before this event (NULL if there was no row).
 #   The target holds k's row iff the fold ends with a row.
 #
+# SCD type 2 -- fold_scd2():
+#   For every key k, sort k's events by sequence and fold, the state being
+#   the open version (values, start) or none:
+#     upsert at s -> the effective row r: a partial column whose value is
+#                    NULL takes the open version's value (NULL if there is
+#                    no open version), every other column takes the event's
+#                    value.  Then
+#                      no open version          -> open [s, NULL) with r;
+#                      a tracked column of r differs from the open version
+#                      (NULL equals NULL)       -> close the open version at
+#                                                  s, open [s, NULL) with r;
+#                      else                     -> the open version takes r's
+#                                                  values, its start unchanged.
+#     delete at s -> close the open version (if any) at s; no open version.
+#   The target holds every version, closed and open.  Truncates do not
+#   exist for SCD type 2 (the model refuses them).
+#
 # Exact duplicate events collapse (they are removed before folding).
 #
 # Data shapes
@@ -23,6 +42,8 @@ package Model;
 #       key_cols   => [ 'k' ] or [ 'k1', 'k2' ],
 #       value_cols => [ 'a', 'b', ... ],       # non-key target columns
 #       partial    => { a => 1, ... },         # columns with ignore-null-updates
+#       tracked    => { a => 1, ... },         # SCD2 only: history-tracked
+#                                              # columns (default: all)
 #   }
 #   $event = {
 #       kind => 'upsert' | 'delete' | 'truncate',
@@ -34,12 +55,16 @@ package Model;
 #
 # fold() returns a hash ref: key string => { col => value, ... } holding the
 # key and value columns of every row of the target.
+#
+# fold_scd2() returns an array ref of versions { col => value, ...,
+# __start_at => s, __end_at => e or undef }, holding the key and value
+# columns, ordered by key string and __start_at.
 
 use strict;
 use warnings;
 
 use Exporter 'import';
-our @EXPORT_OK = qw(fold key_string partial_columns);
+our @EXPORT_OK = qw(fold fold_scd2 key_string partial_columns tracked_columns);
 
 # Which value columns are partial for a given flow option set.
 #   $opts->{ignore_null_updates}                    : true/false
@@ -60,6 +85,26 @@ sub partial_columns {
         $partial{$_} = 1 for @$value_cols;
     }
     return \%partial;
+}
+
+# Which value columns are history-tracked by an SCD type 2 flow.
+#   $opts->{track_history_column_list}        : [cols] or undef
+#   $opts->{track_history_except_column_list} : [cols] or undef
+# Returns a hash ref col => 1 (every value column when neither is given).
+sub tracked_columns {
+    my ($value_cols, $opts) = @_;
+    my %tracked;
+    if ($opts->{track_history_column_list}) {
+        $tracked{$_} = 1 for @{ $opts->{track_history_column_list} };
+    }
+    elsif ($opts->{track_history_except_column_list}) {
+        my %except = map { $_ => 1 } @{ $opts->{track_history_except_column_list} };
+        $tracked{$_} = 1 for grep { !$except{$_} } @$value_cols;
+    }
+    else {
+        $tracked{$_} = 1 for @$value_cols;
+    }
+    return \%tracked;
 }
 
 # A printable, unambiguous string for a list of values (undef = NULL).
@@ -85,12 +130,10 @@ sub _event_string {
     return join "\x1e", map { defined $_ ? $_ : 'NULL' } @parts;
 }
 
-sub fold {
+# Validate the input, drop exact duplicates and group the events by key.
+# Returns (truncate events, key string => [events], key string => key).
+sub _group_events {
     my ($config, $events) = @_;
-    my @value_cols = @{ $config->{value_cols} };
-    my %partial    = %{ $config->{partial} || {} };
-
-    # 1. Validate the input and drop exact duplicates.
     my (%seen, @truncates, %events_of_key, %key_of);
     my %slot;    # "key|seq" => event string, to reject conflicting events
     for my $ev (@$events) {
@@ -112,6 +155,19 @@ sub fold {
         push @{ $events_of_key{$k} }, $ev;
         $key_of{$k} = $ev->{key};
     }
+    return (\@truncates, \%events_of_key, \%key_of);
+}
+
+sub fold {
+    my ($config, $events) = @_;
+    my @value_cols = @{ $config->{value_cols} };
+    my %partial    = %{ $config->{partial} || {} };
+
+    # 1. Validate the input and drop exact duplicates.
+    my ($truncates, $events_of_key, $key_of) = _group_events($config, $events);
+    my @truncates     = @$truncates;
+    my %events_of_key = %$events_of_key;
+    my %key_of        = %$key_of;
 
     # 2. Fold each key's history.
     my %result;
@@ -145,6 +201,70 @@ sub fold {
         $result{$k} = $row;
     }
     return \%result;
+}
+
+# NULL-safe equality of two values (NULL equals NULL, NULL differs from
+# every value, values compare as strings).
+sub _same {
+    my ($x, $y) = @_;
+    return !defined $y if !defined $x;
+    return 0 if !defined $y;
+    return "$x" eq "$y";
+}
+
+sub fold_scd2 {
+    my ($config, $events) = @_;
+    my @key_cols   = @{ $config->{key_cols} };
+    my @value_cols = @{ $config->{value_cols} };
+    my %partial    = %{ $config->{partial} || {} };
+    my %tracked    = $config->{tracked} ? %{ $config->{tracked} }
+                                        : map { $_ => 1 } @value_cols;
+
+    my ($truncates, $events_of_key, $key_of) = _group_events($config, $events);
+    die "model: truncate in an SCD type 2 flow\n" if @$truncates;
+
+    my @versions;
+    for my $k (sort keys %$events_of_key) {
+        my @history = sort { $a->{seq} <=> $b->{seq} } @{ $events_of_key->{$k} };
+        my @closed;      # finished versions of this key
+        my $open;        # the open version { values..., __start_at } or undef
+        for my $ev (@history) {
+            my $s = $ev->{seq};
+            if ($ev->{kind} eq 'delete') {
+                if ($open) {
+                    $open->{__end_at} = $s;
+                    push @closed, $open;
+                    $open = undef;
+                }
+                next;
+            }
+            # upsert: the effective row
+            my %r;
+            for my $col (@value_cols) {
+                my $v = $ev->{vals}{$col};
+                if (!defined $v && $partial{$col}) {
+                    $v = $open ? $open->{$col} : undef;    # not set by this event
+                }
+                $r{$col} = $v;
+            }
+            if (!$open) {
+                $open = { %r, __start_at => $s, __end_at => undef };
+            }
+            elsif (grep { !_same($r{$_}, $open->{$_}) } grep { $tracked{$_} } @value_cols) {
+                $open->{__end_at} = $s;
+                push @closed, $open;
+                $open = { %r, __start_at => $s, __end_at => undef };
+            }
+            else {
+                $open->{$_} = $r{$_} for @value_cols;    # in place, same start
+            }
+        }
+        for my $v (@closed, ($open ? $open : ())) {
+            $v->{ $key_cols[$_] } = $key_of->{$k}[$_] for 0 .. $#key_cols;
+            push @versions, $v;
+        }
+    }
+    return \@versions;
 }
 
 1;

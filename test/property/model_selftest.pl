@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # Self-check of the property test's reference model (Model.pm) against a
-# handful of hand-computed cases.
+# handful of hand-computed cases, for SCD type 1 (fold) and SCD type 2
+# (fold_scd2).
 #
 #   perl test/property/model_selftest.pl
 #
@@ -10,7 +11,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::Bin;
-use Model qw(fold partial_columns);
+use Model qw(fold fold_scd2 partial_columns tracked_columns);
 
 my ($passed, $failed) = (0, 0);
 
@@ -156,6 +157,177 @@ check_dies('two different events for one key and sequence', $pa,
            [ ev(upsert => 1, 1, a => 1, b => 1), ev(upsert => 1, 1, a => 2, b => 1) ],
            qr/two different events/);
 check_dies('NULL key in an upsert', $pa, [ ev(upsert => 1, undef, a => 1) ], qr/NULL key/);
+
+# ===========================================================================
+# SCD type 2
+
+# Render a fold_scd2 result as sorted lines "col=val,...,[start,end)" (NULL
+# for undef; an open version ends with NULL).
+sub render_scd2 {
+    my ($config, $versions) = @_;
+    my @cols = (@{ $config->{key_cols} }, @{ $config->{value_cols} });
+    my @lines = map {
+        my $v = $_;
+        join(',', map { "$_=" . (defined $v->{$_} ? $v->{$_} : 'NULL') } @cols)
+            . ",[$v->{__start_at}," . (defined $v->{__end_at} ? $v->{__end_at} : 'NULL') . ')';
+    } @$versions;
+    return join "\n", sort @lines;
+}
+
+sub check_scd2 {
+    my ($name, $config, $events, @expected) = @_;
+    my $got  = render_scd2($config, fold_scd2($config, $events));
+    my $want = join "\n", sort @expected;
+    if ($got eq $want) {
+        $passed++;
+        print "ok - scd2: $name\n";
+    }
+    else {
+        $failed++;
+        print "not ok - scd2: $name\n  expected:\n    ", join("\n    ", split /\n/, $want),
+              "\n  got:\n    ", join("\n    ", split /\n/, $got), "\n";
+    }
+}
+
+# The reference "users" example as SCD type 2.
+my @users_scd2 = (
+    'id=123,name=Isabel,city=Monterrey,[1,5)',
+    'id=123,name=Isabel,city=Chihuahua,[5,6)',
+    'id=124,name=Raul,city=Oaxaca,[1,NULL)',
+    'id=125,name=Mercedes,city=Tijuana,[2,5)',
+    'id=125,name=Mercedes,city=Mexicali,[5,6)',
+    'id=125,name=Mercedes,city=Guadalajara,[6,NULL)',
+    'id=126,name=Lily,city=Cancun,[2,NULL)',
+);
+check_scd2('users example', $users, \@users, @users_scd2);
+check_scd2('users example, reversed arrival', $users, [ reverse @users ], @users_scd2);
+check_scd2('users example, replayed twice', $users, [ @users, @users ], @users_scd2);
+{
+    # Every arrival order gives the same history (a few fixed permutations).
+    my @orders = ([ 7, 0, 5, 2, 4, 1, 6, 3 ], [ 4, 6, 1, 3, 0, 2, 7, 5 ], [ 5, 6, 7, 4, 3, 2, 1, 0 ]);
+    for my $o (@orders) {
+        check_scd2('users example, arrival order ' . join('', @$o), $users, [ @users[@$o] ], @users_scd2);
+    }
+}
+
+my $users_except_city = { %$users,
+    tracked => tracked_columns([qw(name city)], { track_history_except_column_list => ['city'] }) };
+my @users_scd2_except_city = (
+    'id=123,name=Isabel,city=Chihuahua,[1,6)',
+    'id=124,name=Raul,city=Oaxaca,[1,NULL)',
+    'id=125,name=Mercedes,city=Guadalajara,[2,NULL)',
+    'id=126,name=Lily,city=Cancun,[2,NULL)',
+);
+check_scd2('users example, track_history_except_column_list => [city]',
+           $users_except_city, \@users, @users_scd2_except_city);
+check_scd2('users example, track_history_column_list => [name], reversed',
+           { %$users, tracked => tracked_columns([qw(name city)], { track_history_column_list => ['name'] }) },
+           [ reverse @users ], @users_scd2_except_city);
+
+# Late events, one value column.
+my $one = { key_cols => ['id'], value_cols => ['city'], partial => {} };
+sub city_ev {
+    my ($op, $seq, $city) = @_;
+    return { kind => ($op eq 'DELETE' ? 'delete' : 'upsert'), seq => $seq, key => [1], vals => { city => $city } };
+}
+check_scd2('INSERT 10, DELETE 20, late UPDATE 15', $one,
+           [ city_ev(INSERT => 10, 'Seattle'), city_ev(DELETE => 20), city_ev(UPDATE => 15, 'Tacoma') ],
+           'id=1,city=Seattle,[10,15)', 'id=1,city=Tacoma,[15,20)');
+check_scd2('ACTIVE 12, late PENDING 10', $one,
+           [ city_ev(UPDATE => 12, 'ACTIVE'), city_ev(UPDATE => 10, 'PENDING') ],
+           'id=1,city=PENDING,[10,12)', 'id=1,city=ACTIVE,[12,NULL)');
+check_scd2('ACTIVE 17, DELETE 20, late SUSPENDED 18', $one,
+           [ city_ev(UPDATE => 17, 'ACTIVE'), city_ev(DELETE => 20), city_ev(UPDATE => 18, 'SUSPENDED') ],
+           'id=1,city=ACTIVE,[17,18)', 'id=1,city=SUSPENDED,[18,20)');
+check_scd2('Portland 10, DELETE 20, late DELETE 15', $one,
+           [ city_ev(INSERT => 10, 'Portland'), city_ev(DELETE => 20), city_ev(DELETE => 15) ],
+           'id=1,city=Portland,[10,15)');
+check_scd2('upsert, delete, upsert leaves a gap and inherits nothing', $one,
+           [ city_ev(UPSERT => 3, 'B'), city_ev(UPSERT => 1, 'A'), city_ev(DELETE => 2) ],
+           'id=1,city=A,[1,2)', 'id=1,city=B,[3,NULL)');
+check_scd2('an identical upsert is a no-op; delete-only key has no version', $one,
+           [ city_ev(UPSERT => 1, 'A'), city_ev(UPSERT => 2, 'A'),
+             { kind => 'delete', seq => 5, key => [2], vals => {} } ],
+           'id=1,city=A,[1,NULL)');
+check_scd2('NULL-safe comparison: NULL = NULL, NULL <> empty string', $one,
+           [ city_ev(UPSERT => 1, undef), city_ev(UPSERT => 2, undef), city_ev(UPSERT => 3, ''),
+             city_ev(UPSERT => 4, ''), city_ev(UPSERT => 5, undef) ],
+           'id=1,city=NULL,[1,3)', 'id=1,city=,[3,5)', 'id=1,city=NULL,[5,NULL)');
+
+# Untracked-only changes: a tracked, u untracked.
+my $au = { key_cols => ['k'], value_cols => [qw(a u)], partial => {},
+           tracked => tracked_columns([qw(a u)], { track_history_column_list => ['a'] }) };
+my @au = (ev(upsert => 10, 1, a => 1, u => 'x'), ev(upsert => 20, 1, a => 1, u => 'y'));
+check_scd2('untracked-only update changes the open version in place', $au, \@au,
+           'k=1,a=1,u=y,[10,NULL)');
+check_scd2('untracked-only update, then a late event splitting its version', $au,
+           [ @au, ev(upsert => 15, 1, a => 2, u => 'z') ],
+           'k=1,a=1,u=x,[10,15)', 'k=1,a=2,u=z,[15,20)', 'k=1,a=1,u=y,[20,NULL)');
+check_scd2('untracked-only update, late split arriving first', $au,
+           [ ev(upsert => 15, 1, a => 2, u => 'z'), reverse @au ],
+           'k=1,a=1,u=x,[10,15)', 'k=1,a=2,u=z,[15,20)', 'k=1,a=1,u=y,[20,NULL)');
+check_scd2('untracked change on a closed version is kept in that version', $au,
+           [ @au, ev(delete => 30, 1) ], 'k=1,a=1,u=y,[10,30)');
+
+# Partial updates with SCD type 2: a partial, b not; all columns tracked.
+my $pa2 = { key_cols => ['k'], value_cols => [qw(a b)], partial => { a => 1 } };
+check_scd2('partial: NULL in a partial column is not a change', $pa2,
+           [ ev(upsert => 1, 1, a => 1, b => 1), ev(upsert => 2, 1, a => undef, b => 1) ],
+           'k=1,a=1,b=1,[1,NULL)');
+check_scd2('partial: NULL in a partial column keeps the value in the new version', $pa2,
+           [ ev(upsert => 1, 1, a => 1, b => 1), ev(upsert => 3, 1, a => undef, b => 2) ],
+           'k=1,a=1,b=1,[1,3)', 'k=1,a=1,b=2,[3,NULL)');
+check_scd2('partial: NULL in a non-partial column is a change', $pa2,
+           [ ev(upsert => 1, 1, a => 1, b => 1), ev(upsert => 2, 1, a => 1, b => undef) ],
+           'k=1,a=1,b=1,[1,2)', 'k=1,a=1,b=NULL,[2,NULL)');
+check_scd2('partial: after a delete there is nothing to inherit', $pa2,
+           [ ev(upsert => 1, 1, a => 1, b => 1), ev(upsert => 3, 1, a => undef, b => 1),
+             ev(delete => 2, 1) ],
+           'k=1,a=1,b=1,[1,2)', 'k=1,a=NULL,b=1,[3,NULL)');
+check_scd2('partial: a late event changes what a later NULL inherits', $pa2,
+           [ ev(upsert => 1, 1, a => 1, b => 1), ev(upsert => 3, 1, a => undef, b => 2),
+             ev(upsert => 2, 1, a => 5, b => 1) ],
+           'k=1,a=1,b=1,[1,2)', 'k=1,a=5,b=1,[2,3)', 'k=1,a=5,b=2,[3,NULL)');
+check_scd2('partial + untracked: partial untracked column keeps its value in place',
+           { key_cols => ['k'], value_cols => [qw(a u)], partial => { u => 1 },
+             tracked => { a => 1 } },
+           [ ev(upsert => 1, 1, a => 1, u => 'x'), ev(upsert => 2, 1, a => 1, u => undef),
+             ev(upsert => 3, 1, a => 2, u => undef) ],
+           'k=1,a=1,u=x,[1,3)', 'k=1,a=2,u=x,[3,NULL)');
+
+# Composite key, partial and tracked subsets together.
+check_scd2('composite key, tracked [b], partial [c]',
+           { key_cols => [qw(k1 k2)], value_cols => [qw(b c)], partial => { c => 1 },
+             tracked => tracked_columns([qw(b c)], { track_history_except_column_list => ['c'] }) },
+           [ { kind => 'upsert', seq => 1, key => [ 1, 'x' ], vals => { b => 'p', c => 1 } },
+             { kind => 'upsert', seq => 2, key => [ 1, 'x' ], vals => { b => 'p', c => undef } },
+             { kind => 'upsert', seq => 3, key => [ 1, 'x' ], vals => { b => 'q', c => undef } },
+             { kind => 'upsert', seq => 4, key => [ 1, 'x' ], vals => { b => 'q', c => 7 } },
+             { kind => 'upsert', seq => 1, key => [ 1, 'y' ], vals => { b => 'p', c => 2 } } ],
+           'k1=1,k2=x,b=p,c=1,[1,3)', 'k1=1,k2=x,b=q,c=7,[3,NULL)', 'k1=1,k2=y,b=p,c=2,[1,NULL)');
+
+# tracked_columns() for the three ways of naming tracked columns.
+{
+    my @v = qw(a b c);
+    my $show = sub { join ',', sort keys %{ tracked_columns(\@v, $_[0]) } };
+    my @cases = (
+        [ {},                                                 'a,b,c' ],
+        [ { track_history_column_list => ['b'] },             'b'     ],
+        [ { track_history_except_column_list => ['b'] },      'a,c'   ],
+    );
+    for my $c (@cases) {
+        my $got = $show->($c->[0]);
+        if ($got eq $c->[1]) { $passed++; print "ok - tracked_columns -> '$c->[1]'\n" }
+        else { $failed++; print "not ok - tracked_columns: want '$c->[1]', got '$got'\n" }
+    }
+}
+
+{
+    my $ok = !eval { fold_scd2($one, [ city_ev(INSERT => 1, 'A'), { kind => 'truncate', seq => 2 } ]); 1 }
+             && $@ =~ /truncate/;
+    if ($ok) { $passed++; print "ok - scd2: truncates are refused\n" }
+    else     { $failed++; print "not ok - scd2: truncates are refused (error: ", ($@ || 'none'), ")\n" }
+}
 
 print "model_selftest: $passed passed, $failed failed\n";
 exit($failed ? 1 : 0);

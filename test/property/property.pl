@@ -1,8 +1,9 @@
 #!/usr/bin/perl
-# Property test for autocdc SCD type 1 flows.
+# Property test for autocdc SCD type 1 and SCD type 2 flows.
 #
 #   perl test/property/property.pl --seeds N [--first-seed S] [--soak]
 #        [--batch B] [--jobs J] [--shrink] [--keep] [--check-counts] [--verbose]
+#        [--modes LIST | --scd1-only]
 #
 # For every seed a random but deterministic (srand(seed)) case is generated:
 # a source table, a flow with some combination of options, a stream of
@@ -10,7 +11,24 @@
 # order and a random split of that order into 1-6 runs.  The rows of each
 # split are inserted into the source and autocdc.run() is called; at the end
 # the target table must equal what the reference model (Model.pm) computes
-# from all the events.
+# from all the events.  For SCD type 2 the whole history table (every
+# version with its __start_at and __end_at) is compared, and the table is
+# also checked on its own: the versions of a key must not overlap, a closed
+# version must have __start_at < __end_at, a key has at most one open
+# version.
+#
+# Modes (the kind of flow) cycle with the seed over the selected modes:
+#   SCD type 1: plain partial column_list truncates mixed
+#   SCD type 2: scd2 (all columns tracked), scd2_track (a track-history
+#               column list or except list), scd2_partial (ignore-null
+#               updates), scd2_mixed (track history + partial + composite key)
+# By default all nine are selected, so 300 seeds give every mode 33 seeds.
+# With --scd1-only (or --modes scd1) a seed gives exactly the case it gave
+# before SCD type 2 existed in this test.
+#
+# If the engine refuses stored_as_scd_type => 2 (checked once, before the
+# seeds run), every SCD type 2 seed counts as a failure ("scd2-unavailable")
+# without being run; use --scd1-only to run only the SCD type 1 modes.
 #
 # Only core Perl and the psql binary are used.  Connection settings come
 # from the environment (PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD), e.g.
@@ -35,6 +53,9 @@
 #   --verbose        print one line per passing seed
 #   --print-sql      print the psql script and the expected rows of the
 #                    seeds, without connecting to a database
+#   --modes LIST     comma-separated modes to cycle through; "scd1", "scd2"
+#                    and "all" stand for groups (default: all)
+#   --scd1-only      same as --modes scd1
 #
 # The last line is "property: N passed, M failed"; the exit code is non-zero
 # if any seed failed.
@@ -44,7 +65,7 @@ use warnings;
 
 use FindBin;
 use lib $FindBin::Bin;
-use Model qw(fold key_string partial_columns);
+use Model qw(fold fold_scd2 key_string partial_columns tracked_columns);
 use Getopt::Long qw(GetOptions);
 use File::Temp qw(tempdir);
 use POSIX qw(_exit);
@@ -55,13 +76,15 @@ $| = 1;
 # Options
 
 my %opt = (batch => 25, jobs => 1, 'first-seed' => 1);
+my $USAGE = "usage: $0 --seeds N [--first-seed S] [--soak] [--batch B] [--jobs J]"
+          . " [--shrink] [--keep] [--check-counts] [--verbose] [--print-sql]"
+          . " [--modes LIST | --scd1-only]\n";
 GetOptions(\%opt, 'seeds=i', 'first-seed=i', 'soak', 'batch=i', 'jobs=i',
-           'shrink', 'keep', 'check-counts', 'verbose', 'print-sql', 'help')
-    or die "usage: $0 --seeds N [--first-seed S] [--soak] [--batch B] [--jobs J]"
-         . " [--shrink] [--keep] [--check-counts] [--verbose]\n";
+           'shrink', 'keep', 'check-counts', 'verbose', 'print-sql', 'help',
+           'modes=s', 'scd1-only')
+    or die $USAGE;
 if ($opt{help}) {
-    print "usage: $0 --seeds N [--first-seed S] [--soak] [--batch B] [--jobs J]"
-        . " [--shrink] [--keep] [--check-counts] [--verbose]\n";
+    print $USAGE;
     exit 0;
 }
 my $n_seeds = $opt{seeds} // ($opt{soak} ? 2000 : 100);
@@ -69,6 +92,7 @@ my $first   = $opt{'first-seed'};
 die "--first-seed must be >= 0\n" if $first < 0;
 die "--batch must be >= 1\n" if $opt{batch} < 1;
 die "--jobs must be >= 1\n"  if $opt{jobs} < 1;
+die "--modes and --scd1-only do not go together\n" if $opt{modes} && $opt{'scd1-only'};
 
 # Where SQL scripts and psql output go; kept (and printed) if a seed fails.
 my $workdir = tempdir('autocdc-property-XXXXXX', TMPDIR => 1, CLEANUP => 0);
@@ -76,8 +100,29 @@ my $workdir = tempdir('autocdc-property-XXXXXX', TMPDIR => 1, CLEANUP => 0);
 # ---------------------------------------------------------------------------
 # Case generation
 
-# Modes cycle with the seed, so that any 5 consecutive seeds cover them all.
-my @MODES = qw(plain partial column_list truncates mixed);
+# Modes cycle with the seed over the selected ones (@MODES), so that any
+# @MODES consecutive seeds cover them all.  The SCD type 1 modes come first,
+# in their original order: with only them selected a seed gives the same
+# case as before SCD type 2 modes existed.
+my @SCD1_MODES = qw(plain partial column_list truncates mixed);
+my @SCD2_MODES = qw(scd2 scd2_track scd2_partial scd2_mixed);
+my @MODES;
+{
+    my %group = (scd1 => \@SCD1_MODES, scd2 => \@SCD2_MODES, all => [ @SCD1_MODES, @SCD2_MODES ]);
+    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES;
+    my $spec  = $opt{'scd1-only'} ? 'scd1' : $opt{modes} // 'all';
+    my %chosen;
+    for my $m (split /\s*,\s*/, $spec) {
+        next if $m eq '';
+        my @ms = $group{$m} ? @{ $group{$m} } : $known{$m} ? ($m) : ();
+        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES; groups: scd1 scd2 all)\n"
+            unless @ms;
+        $chosen{$_} = 1 for @ms;
+    }
+    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES;    # fixed order
+    die "--modes: no mode selected\n" unless @MODES;
+}
+sub is_scd2_mode { return $_[0] =~ /^scd2/ ? 1 : 0 }
 
 # Column types.  Key columns: k int, or (k1 int, k2 text).  Value columns:
 # a int, b text, c int (c only in some seeds).  op and seq are excepted.
@@ -125,10 +170,13 @@ sub generate_case {
     my ($seed) = @_;
     srand($seed);
     my $mode = $MODES[ $seed % @MODES ];
-    my %case = (seed => $seed, mode => $mode);
+    my $scd2 = is_scd2_mode($mode);
+    my %case = (seed => $seed, mode => $mode, scd => $scd2 ? 2 : 1);
 
-    # Columns.
+    # Columns.  (Every rand() call of an SCD type 1 mode happens as it did
+    # before SCD type 2 modes existed, so its cases are unchanged.)
     my $composite = rand() < 0.3;
+    $composite = 1 if $mode eq 'scd2_mixed';
     $case{key_cols}   = $composite ? [qw(k1 k2)] : ['k'];
     $case{value_cols} = [ 'a', 'b', (rand() < 0.5 ? ('c') : ()) ];
     my @vcols = @{ $case{value_cols} };
@@ -152,8 +200,36 @@ sub generate_case {
         elsif ($r == 3) { $flow{ignore_null_updates_except_column_list} = [ pick(@vcols) ] }
         elsif ($r == 4) { $flow{ignore_null_updates} = 0 }    # explicitly off
     }
+    elsif ($scd2) {
+        # History tracking: one column, or a random non-empty proper subset
+        # (scd2_mixed), named by a column list or an except list.
+        if ($mode eq 'scd2_track' || $mode eq 'scd2_mixed') {
+            my @cols = @vcols;
+            shuffle_in_place(\@cols);
+            my @sub = $mode eq 'scd2_track' ? ($cols[0])
+                                            : sort @cols[ 0 .. int(rand(@cols - 1)) ];
+            if (rand() < 0.5) { $flow{track_history_column_list} = \@sub }
+            else              { $flow{track_history_except_column_list} = \@sub }
+        }
+        elsif ($mode eq 'scd2' && rand() < 0.2) {
+            $flow{ignore_null_updates} = 0;    # explicitly off
+        }
+        # Partial updates.
+        if ($mode eq 'scd2_partial' || $mode eq 'scd2_mixed') {
+            my $r = int(rand($mode eq 'scd2_partial' ? 4 : 5));
+            if ($r <= 1) { $flow{ignore_null_updates} = 1 }
+            elsif ($r == 2) {    # a non-empty, proper subset of the value columns
+                my @cols = @vcols;
+                shuffle_in_place(\@cols);
+                $flow{ignore_null_updates_column_list} = [ sort @cols[ 0 .. int(rand(@cols - 1)) ] ];
+            }
+            elsif ($r == 3) { $flow{ignore_null_updates_except_column_list} = [ pick(@vcols) ] }
+            # $r == 4 (scd2_mixed only): no partial columns
+        }
+    }
     $case{flow}      = \%flow;
     $case{partial}   = partial_columns(\@vcols, \%flow);
+    $case{tracked}   = tracked_columns(\@vcols, \%flow) if $scd2;
     $case{truncates} = ($mode eq 'truncates' || $mode eq 'mixed') ? 1 : 0;
 
     # Source column order: sometimes shuffled, the engine must go by name.
@@ -162,7 +238,8 @@ sub generate_case {
     $case{src_cols} = \@src_cols;
 
     # Keys.
-    my $n_keys = 5 + int(rand(8));    # 5..12
+    # (SCD type 2: fewer keys, hence longer histories per key.)
+    my $n_keys = $scd2 ? 3 + int(rand(6)) : 5 + int(rand(8));    # 3..8 : 5..12
     my (@keys, %key_used);
     while (@keys < $n_keys) {
         my $key = $composite ? [ 1 + int(rand(4)), pick(qw(x y z), 'w v', "q'r") ]
@@ -178,6 +255,7 @@ sub generate_case {
     my $seq_hi   = $seq_lo + int($n_events / $n_keys * 1.5) + 3;
     my $p_null   = %{ $case{partial} } ? 0.35 : 0.1;
     my %slot_used;    # "key|seq" taken: at most one distinct event per (key, seq)
+    my %upserts_of;   # SCD type 2: key string => values of its upserts so far
     my @rows;
 
     # Truncates: distinct sequences; the key is usually NULL, but sometimes
@@ -226,7 +304,22 @@ sub generate_case {
         else {
             my $r = rand();
             $row{op} = $r < 0.05 ? undef : $r < 0.5 ? 'I' : 'U';    # NULL op = upsert
-            $row{$_} = rand() < $p_null ? undef : random_value($_) for @vcols;
+            my $earlier = $scd2 ? ($upserts_of{ key_string($key) } ||= []) : [];
+            if (@$earlier && rand() < 0.6) {
+                # SCD type 2: most upserts repeat an earlier upsert of the
+                # key with a few columns changed, so that no-op updates,
+                # untracked-only updates and returns to an earlier state
+                # are frequent.
+                my $base = pick(@$earlier);
+                for my $c (@vcols) {
+                    $row{$c} = rand() >= 0.3 ? $base->{$c}
+                             : rand() < $p_null ? undef : random_value($c);
+                }
+            }
+            else {
+                $row{$_} = rand() < $p_null ? undef : random_value($_) for @vcols;
+            }
+            push @$earlier, { map { $_ => $row{$_} } @vcols } if $scd2;
         }
         push @rows, \%row;
     }
@@ -260,12 +353,33 @@ sub generate_case {
 sub expected_lines {
     my ($case) = @_;
     my @events = map { row_to_event($case, $_) } map { @$_ } @{ $case->{runs} };
+    return expected_lines_scd2($case, \@events) if $case->{scd} == 2;
     my $result = fold({ key_cols   => $case->{key_cols},
                         value_cols => $case->{value_cols},
                         partial    => $case->{partial} }, \@events);
     my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} });
     return [ sort map { my $r = $_; join '|', map { defined $r->{$_} ? $r->{$_} : '\N' } @cols }
              values %$result ];
+}
+
+# SCD type 2: every version, as sorted lines
+# "key|...|value|...|__start_at|__end_at" (an open version ends in \N).
+sub expected_lines_scd2 {
+    my ($case, $events) = @_;
+    my $versions = fold_scd2({ key_cols   => $case->{key_cols},
+                               value_cols => $case->{value_cols},
+                               partial    => $case->{partial},
+                               tracked    => $case->{tracked} }, $events);
+    my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} }, '__start_at', '__end_at');
+    return [ sort map { my $v = $_; join '|', map { defined $v->{$_} ? $v->{$_} : '\N' } @cols }
+             @$versions ];
+}
+
+# The columns of the target lines (expected_lines() and the @@ROW output).
+sub target_cols {
+    my ($case) = @_;
+    return (@{ $case->{key_cols} }, @{ $case->{value_cols} },
+            ($case->{scd} == 2 ? ('__start_at', '__end_at') : ()));
 }
 
 # ---------------------------------------------------------------------------
@@ -318,13 +432,15 @@ sub case_sql {
         "source => '$schema.src'::regclass",
         'keys => ' . sql_array(\@key_cols),
         "sequence_by => 'seq'",
+        ($case->{scd} == 2 ? ('stored_as_scd_type => 2') : ()),
         "apply_as_deletes => 'op = ''D'''",
     );
     push @args, "apply_as_truncates => 'op = ''T'''" if $case->{truncates};
     push @args, "except_column_list => ARRAY['op', 'seq']::text[]";
     push @args, 'ignore_null_updates => ' . ($flow->{ignore_null_updates} ? 'true' : 'false')
         if exists $flow->{ignore_null_updates};
-    for my $o (qw(ignore_null_updates_column_list ignore_null_updates_except_column_list)) {
+    for my $o (qw(ignore_null_updates_column_list ignore_null_updates_except_column_list
+                  track_history_column_list track_history_except_column_list)) {
         push @args, "$o => " . sql_array($flow->{$o}) if $flow->{$o};
     }
     push @args, "pipeline => 'p$tag'", "name => 'f$tag'";
@@ -346,8 +462,14 @@ sub case_sql {
         push @sql, "SELECT '\@\@RUN', '$tag', $run_no, status, rows_read, rows_upserted,"
                  . " rows_deleted, rows_skipped FROM autocdc.run(pipeline => 'p$tag');";
     }
-    push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols)
-             . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols) . ';';
+    if ($case->{scd} == 2) {
+        push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols, '__start_at', '__end_at')
+                 . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols, '__start_at') . ';';
+    }
+    else {
+        push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols)
+                 . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols) . ';';
+    }
     push @sql, "DROP SCHEMA $schema CASCADE;" if $drop;
     push @sql, "\\echo \@\@END $tag", '';
     return join "\n", @sql;
@@ -446,6 +568,13 @@ sub judge {
     }
     my $class = @problems ? 'run-status' : undef;
     my @actual   = sort @{ $res->{rows} || [] };
+    if ($case->{scd} == 2) {
+        my @bad = scd2_integrity($case, \@actual);
+        if (@bad) {
+            push @problems, map { "integrity: $_" } @bad;
+            $class //= 'integrity';
+        }
+    }
     my @expected = @{ expected_lines($case) };
     if (join("\n", @actual) ne join("\n", @expected)) {
         push @problems, 'target differs from the model';
@@ -453,6 +582,51 @@ sub judge {
     }
     return undef unless @problems;
     return { class => $class, reason => join("\n", @problems), actual => \@actual };
+}
+
+# Checks of an SCD type 2 target on its own (whatever the model says):
+# per key, sorted by __start_at, every version but the last is closed and
+# ends at or before the next one starts; a closed version has
+# __start_at < __end_at; a key has at most one open version; __start_at is
+# never NULL.  $lines are @@ROW lines "key|...|value|...|start|end".
+# Returns the violations, as text.
+sub scd2_integrity {
+    my ($case, $lines) = @_;
+    my $nk = @{ $case->{key_cols} };
+    my (%versions_of, @bad);
+    for my $line (@$lines) {
+        my @f = split /\|/, $line, -1;
+        my ($start, $end) = @f[ -2, -1 ];
+        my $k = join '|', @f[ 0 .. $nk - 1 ];
+        $start = undef if $start eq '\N';
+        $end   = undef if $end eq '\N';
+        if (!defined $start) {
+            push @bad, "key ($k): a version with NULL __start_at: $line";
+            next;
+        }
+        push @{ $versions_of{$k} }, { start => $start, end => $end };
+    }
+    my $show = sub { my ($v) = @_; "[$v->{start}," . ($v->{end} // 'NULL') . ')' };
+    for my $k (sort keys %versions_of) {
+        my @v = sort { $a->{start} <=> $b->{start} } @{ $versions_of{$k} };
+        my $open = grep { !defined $_->{end} } @v;
+        push @bad, "key ($k): $open open versions" if $open > 1;
+        for my $i (0 .. $#v) {
+            my $v = $v[$i];
+            push @bad, "key ($k): version " . $show->($v) . ' does not have __start_at < __end_at'
+                if defined $v->{end} && !($v->{start} < $v->{end});
+            next if $i == $#v;
+            my $next = $v[ $i + 1 ];
+            if (!defined $v->{end}) {
+                push @bad, "key ($k): open version " . $show->($v) . ' is followed by '
+                         . $show->($next);
+            }
+            elsif ($v->{end} > $next->{start}) {
+                push @bad, "key ($k): versions " . $show->($v) . ' and ' . $show->($next) . ' overlap';
+            }
+        }
+    }
+    return @bad;
 }
 
 # ---------------------------------------------------------------------------
@@ -468,6 +642,13 @@ sub describe_flow {
         if exists $f->{ignore_null_updates};
     for my $o (qw(ignore_null_updates_column_list ignore_null_updates_except_column_list)) {
         push @d, "$o=[" . join(',', @{ $f->{$o} }) . ']' if $f->{$o};
+    }
+    if ($case->{scd} == 2) {
+        push @d, 'stored_as_scd_type=2';
+        for my $o (qw(track_history_column_list track_history_except_column_list)) {
+            push @d, "$o=[" . join(',', @{ $f->{$o} }) . ']' if $f->{$o};
+        }
+        push @d, 'tracked=[' . join(',', sort keys %{ $case->{tracked} }) . ']';
     }
     push @d, 'partial=[' . join(',', sort keys %{ $case->{partial} }) . ']';
     push @d, 'apply_as_truncates=' . ($case->{truncates} ? "op='T'" : 'none');
@@ -502,7 +683,7 @@ sub report_failure {
         push @out, "    run $n (" . scalar(@$run) . " rows, $how)$result";
         push @out, map { '      ' . describe_row($case, $_) } @$run;
     }
-    my $cols = join '|', @{ $case->{key_cols} }, @{ $case->{value_cols} };
+    my $cols = join '|', target_cols($case);
     my @expected = @{ expected_lines($case) };
     my %in_actual   = map { $_ => 1 } @{ $verdict->{actual} || [] };
     my %in_expected = map { $_ => 1 } @expected;
@@ -614,6 +795,37 @@ if ($opt{'print-sql'}) {
       . " (run CREATE EXTENSION autocdc first)\n" unless $out =~ /^t$/m;
 }
 
+# Does the engine accept SCD type 2 flows?  (Checked only if SCD type 2
+# modes are selected; the probe's objects are rolled back.)  If it refuses
+# them with its "stored_as_scd_type ..." error, the SCD type 2 seeds are not
+# run but count as failures.  Any other error of the probe is left to the
+# seeds themselves to show.
+my $scd2_refused;    # the engine's error message, if it refuses SCD type 2
+if (grep { is_scd2_mode($_) } @MODES) {
+    my $probe = "$workdir/scd2_probe.sql";
+    spew($probe, join "\n",
+         'SET client_min_messages = warning;',
+         'BEGIN;',
+         'CREATE SCHEMA prop_scd2_probe;',
+         'CREATE TABLE prop_scd2_probe.src (k int, a int, op text, seq int);',
+         "SELECT autocdc.create_auto_cdc_flow(target => 'prop_scd2_probe.tgt',"
+       . " source => 'prop_scd2_probe.src'::regclass, keys => ARRAY['k'], sequence_by => 'seq',"
+       . " stored_as_scd_type => 2,"
+       . " except_column_list => ARRAY['op', 'seq'], pipeline => 'prop_scd2_probe',"
+       . " name => 'prop_scd2_probe');",
+         'ROLLBACK;', '');
+    my $out = `psql -X -q -A -t -v ON_ERROR_STOP=1 -f $probe 2>&1`;
+    if ($? != 0 && $out =~ /stored_as_scd_type/) {
+        ($scd2_refused) = $out =~ /(ERROR:.*)/;
+        $scd2_refused //= $out;
+        $scd2_refused =~ s/\s+$//;
+        print "property: the engine refuses stored_as_scd_type => 2 ($scd2_refused);"
+            . " every SCD type 2 seed counts as a failure without being run"
+            . " (--scd1-only runs only the SCD type 1 modes)\n";
+    }
+    unlink $probe;
+}
+
 my @seeds = ($first .. $first + $n_seeds - 1);
 my %case_of;    # seed => case, generated lazily
 sub case_for { my ($s) = @_; return $case_of{$s} //= generate_case($s) }
@@ -621,6 +833,19 @@ sub case_for { my ($s) = @_; return $case_of{$s} //= generate_case($s) }
 my ($passed, $failed) = (0, 0);
 my %mode_count;
 my @failures;    # [ case, verdict ]
+my $n_unavailable = 0;    # SCD type 2 seeds not run, the engine refusing SCD type 2
+if (defined $scd2_refused) {
+    my @run;
+    for my $seed (@seeds) {
+        my $mode = $MODES[ $seed % @MODES ];
+        if (!is_scd2_mode($mode)) { push @run, $seed; next }
+        $mode_count{$mode}++;
+        $failed++;
+        $n_unavailable++;
+        print "FAIL seed $seed [scd2-unavailable] mode=$mode: not run, the engine refuses SCD type 2\n";
+    }
+    @seeds = @run;
+}
 my @queue;       # batches of seeds still to run
 push @queue, [ splice(@seeds, 0, $opt{batch}) ] while @seeds;
 my %running;     # pid => { seeds, files }
@@ -699,6 +924,8 @@ if ($opt{shrink}) {
 }
 
 print 'modes: ' . join(', ', map { "$_=" . ($mode_count{$_} // 0) } @MODES) . "\n";
+print "property: $n_unavailable SCD type 2 seeds failed without being run:"
+    . " the engine refuses stored_as_scd_type => 2 ($scd2_refused)\n" if $n_unavailable;
 if ($failed || $opt{keep}) { print "work files: $workdir\n" }
 else                       { rmdir $workdir }
 print "property: $passed passed, $failed failed\n";
