@@ -31,7 +31,7 @@ endif
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard src/*.h)
 
-PROPERTY_SEEDS ?= 300
+PROPERTY_SEEDS ?= 900
 
 .PHONY: deps demo test soak
 

@@ -2,4 +2,4 @@
 # Runs the examples against the cluster in PG* (make demo starts one).
 set -eu
 cd "$(dirname "$0")"
-psql -X -q -f users_scd1.sql
+psql -X -q -f users.sql

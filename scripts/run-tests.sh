@@ -2,7 +2,7 @@
 # Runs inside scripts/in-cluster.sh: pg_regress and isolation tests
 # (make installcheck), then the property test.  Exits non-zero on any failure.
 set -u
-seeds=${1:-300}
+seeds=${1:-900}
 status=0
 
 if ! make -s installcheck; then

@@ -44,6 +44,19 @@ INSERT INTO users_cdc (userId, name, city, operation, sequenceNum) VALUES
 \echo '== staging rows (arrival order) =='
 SELECT userId, name, city, operation, sequenceNum FROM users_cdc;
 
+-- ... and a second flow from the same feed keeping full history (SCD type 2).
+\o /dev/null
+SELECT autocdc.create_auto_cdc_flow(
+    target             => 'demo.users_history',
+    source             => 'demo.users_cdc',
+    keys               => ARRAY['userId'],
+    sequence_by        => 'sequenceNum',
+    apply_as_deletes   => $$operation = 'DELETE'$$,
+    except_column_list => ARRAY['operation', 'sequenceNum'],
+    stored_as_scd_type => 2,
+    pipeline           => 'demo');
+\o
+
 -- 4. Run the pipeline: only rows committed since the last run are read.
 \echo '== autocdc.run(''demo'') =='
 SELECT flow, rows_read, rows_upserted, rows_deleted, rows_skipped, status
@@ -52,16 +65,21 @@ SELECT flow, rows_read, rows_upserted, rows_deleted, rows_skipped, status
 \echo '== demo.users (SCD type 1) =='
 SELECT * FROM users ORDER BY userId;
 
--- 5. More changes later: a late update (older than what was applied) and a truncate.
+-- 5. More changes later: a late update (older than what was applied), a new
+--    user, and a delete.
 INSERT INTO users_cdc (userId, name, city, operation, sequenceNum) VALUES
-    (126, 'Lily',  'Tulum',  'UPDATE',   1),     -- late: older than Lily's row, ignored
-    (127, 'Ana',   'Puebla', 'INSERT',   7),
-    (null, null,   null,     'TRUNCATE', 3);     -- removes every key last changed before 3
+    (126, 'Lily',  'Tulum',  'UPDATE', 1),     -- late: older than Lily's row
+    (127, 'Ana',   'Puebla', 'INSERT', 7),
+    (124, null,    null,     'DELETE', 8);
 \echo '== second run: three new rows =='
 SELECT flow, rows_read, rows_upserted, rows_deleted, rows_skipped, status
   FROM autocdc.run('demo');
 \echo '== demo.users after the second run =='
 SELECT * FROM users ORDER BY userId;
+\echo '== demo.users_history (SCD type 2): the late update went into the past =='
+SELECT * FROM users_history ORDER BY userId, __start_at;
+\echo '== as of sequence 5 =='
+SELECT * FROM autocdc.as_of(NULL::users_history, 5) ORDER BY userId;
 
 \echo '== autocdc.event_log =='
 SELECT logged_at::time(0) AS at, flow, rows_read, rows_upserted, rows_deleted, status
