@@ -22,26 +22,29 @@ COMMENT ON TABLE autocdc.pipeline IS 'autocdc pipelines: a named group of flows 
 -- agree on, and where its auxiliary state lives.
 CREATE TABLE autocdc.target (
     target          regclass PRIMARY KEY,
-    scd_type        int NOT NULL,
-    keys            text[] NOT NULL,
-    sequence_type   regtype NOT NULL,
-    state_table     regclass NOT NULL,
+    kind            text NOT NULL DEFAULT 'auto_cdc' CHECK (kind IN ('auto_cdc', 'append')),
+    -- the rest is for AUTO CDC targets (fed by AUTO CDC and snapshot flows)
+    scd_type        int,
+    keys            text[],
+    sequence_type   regtype,
+    state_table     regclass,
     sequence_composite regtype,          -- created for ROW(...) sequences
     partial_columns text[] NOT NULL DEFAULT '{}', -- columns whose setter the state keeps
     track_columns   text[],              -- SCD 2: history tracked on these (NULL: all)
     truncate_seq    text                 -- SCD 1: highest truncate applied, as text of sequence_type
 );
-COMMENT ON TABLE autocdc.target IS 'autocdc targets of AUTO CDC flows and their auxiliary state tables';
+COMMENT ON TABLE autocdc.target IS 'autocdc targets: what their flows agree on, and their auxiliary state';
 
 CREATE TABLE autocdc.flow (
     name            text PRIMARY KEY,
     pipeline        text NOT NULL REFERENCES autocdc.pipeline (name),
-    kind            text NOT NULL CHECK (kind IN ('auto_cdc')),
+    kind            text NOT NULL CHECK (kind IN ('auto_cdc', 'snapshot', 'append')),
     target          regclass NOT NULL REFERENCES autocdc.target (target),
-    source          regclass NOT NULL,
-    keys            text[] NOT NULL,
-    sequence_by     text NOT NULL,
-    stored_as_scd_type int NOT NULL,
+    source          regclass,            -- NULL for a snapshot flow with a source function
+    source_function text,                -- regprocedure as text (regprocedure blocks pg_upgrade)
+    keys            text[],              -- NULL for append flows, as are the next two
+    sequence_by     text,
+    stored_as_scd_type int,
     apply_as_deletes   text,
     apply_as_truncates text,
     columns         text[] NOT NULL,     -- non-key target columns this flow writes
@@ -54,7 +57,7 @@ CREATE TABLE autocdc.flow (
 );
 CREATE INDEX ON autocdc.flow (pipeline);
 CREATE INDEX ON autocdc.flow (target);
-COMMENT ON TABLE autocdc.flow IS 'autocdc flows, as created by autocdc.create_auto_cdc_flow';
+COMMENT ON TABLE autocdc.flow IS 'autocdc flows: AUTO CDC, AUTO CDC from snapshot, and append flows';
 
 -- Per flow: the source snapshot up to which rows have been read.  Written in
 -- the same transaction as the target changes.
@@ -63,6 +66,7 @@ CREATE TABLE autocdc.checkpoint (
     snapshot    pg_snapshot,     -- rows of transactions visible in it were read
     own_xid     xid8,            -- the run's own transaction, treated apart:
     own_cid     bigint,          --   its rows with cmin < own_cid were read
+    snapshot_version text,       -- snapshot flows: the last version applied
     once_done_at timestamptz,
     last_run_at timestamptz
 );
@@ -172,6 +176,35 @@ AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text)
     IS 'declare an AUTO CDC flow from a change table into an SCD target';
+
+CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
+    target text,
+    keys   text[],
+    source regclass DEFAULT NULL,
+    source_function regprocedure DEFAULT NULL,
+    name   text DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT 'default')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text)
+    IS 'declare a flow that applies full snapshots of a source to an SCD target';
+
+CREATE FUNCTION autocdc.create_append_flow(
+    target   text,
+    source   regclass,
+    name     text    DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT 'default')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text)
+    IS 'declare a flow that appends new source rows to a target by column name';
 
 CREATE FUNCTION autocdc.drop_flow(name text)
 RETURNS void

@@ -59,7 +59,8 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       f.apply_as_deletes, f.apply_as_truncates, f.once, "
 				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
 				 "       t.state_table::pg_catalog.oid, "
-				 "       t.sequence_type::pg_catalog.oid, t.track_columns "
+				 "       t.sequence_type::pg_catalog.oid, t.track_columns, f.kind, "
+				 "       f.source_function "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -91,6 +92,8 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		f->state = oid_col(i, 15);
 		f->seq_type = oid_col(i, 16);
 		f->track_columns = array_col(i, 17);
+		f->kind = spi_value(i, 18);
+		f->source_function = spi_value(i, 19);
 		result = lappend(result, f);
 	}
 	return result;
@@ -109,7 +112,7 @@ catalog_lock_checkpoint(FlowDef *flow)
 	Datum		values[1] = {CStringGetTextDatum(flow->name)};
 
 	catalog_exec("SELECT c.snapshot::pg_catalog.text, c.own_xid::pg_catalog.text, "
-				 "       c.own_cid::pg_catalog.text, c.once_done_at IS NOT NULL "
+				 "       c.own_cid::pg_catalog.text, c.once_done_at IS NOT NULL, c.snapshot_version "
 				 "  FROM autocdc.checkpoint c "
 				 " WHERE c.flow OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 				 1, argtypes, values, NULL);
@@ -121,6 +124,7 @@ catalog_lock_checkpoint(FlowDef *flow)
 	flow->ckpt_own_xid = spi_value(0, 2);
 	flow->ckpt_own_cid = spi_value(0, 3);
 	flow->once_done = spi_bool(0, 4);
+	flow->ckpt_version = spi_value(0, 5);
 }
 
 /*
@@ -147,11 +151,11 @@ catalog_load_target_state(FlowDef *flow)
 
 void
 catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
-						const char *own_xid, int64 own_cid)
+						const char *own_xid, int64 own_cid, const char *version)
 {
-	Oid			argtypes[5] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, BOOLOID};
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, BOOLOID, TEXTOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 
 	values[0] = CStringGetTextDatum(flow->name);
 	values[1] = CStringGetTextDatum(snapshot);
@@ -161,13 +165,17 @@ catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 		nulls[2] = 'n';
 	values[3] = Int64GetDatum(own_cid);
 	values[4] = BoolGetDatum(flow->once);
+	if (version)
+		values[5] = CStringGetTextDatum(version);
+	else
+		nulls[5] = 'n';
 	catalog_exec("UPDATE autocdc.checkpoint "
 				 "   SET snapshot = autocdc._checkpoint_snapshot($2::pg_catalog.pg_snapshot, $3::pg_catalog.xid8), "
 				 "       own_xid = $3::pg_catalog.xid8, own_cid = $4, "
 				 "       once_done_at = CASE WHEN $5 THEN pg_catalog.now() END, "
-				 "       last_run_at = pg_catalog.now() "
+				 "       snapshot_version = $6, last_run_at = pg_catalog.now() "
 				 " WHERE flow OPERATOR(pg_catalog.=) $1",
-				 5, argtypes, values, nulls);
+				 6, argtypes, values, nulls);
 }
 
 /* Forgets every read position, ONCE mark and truncate of a target. */
@@ -178,7 +186,8 @@ catalog_reset_target(Oid target)
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 
 	catalog_exec("UPDATE autocdc.checkpoint c "
-				 "   SET snapshot = NULL, own_xid = NULL, own_cid = NULL, once_done_at = NULL "
+				 "   SET snapshot = NULL, own_xid = NULL, own_cid = NULL, once_done_at = NULL, "
+				 "       snapshot_version = NULL "
 				 "  FROM autocdc.flow f "
 				 " WHERE f.name OPERATOR(pg_catalog.=) c.flow "
 				 "   AND f.target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
@@ -204,11 +213,11 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				  FlowCounts *counts, const char *status, const char *error,
 				  double seconds)
 {
-	Oid			argtypes[14] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
+	Oid			argtypes[15] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
 		BOOLOID, INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	FLOAT8OID, OIDOID};
-	Datum		values[14];
-	char		nulls[14];
+	FLOAT8OID, OIDOID, TEXTOID};
+	Datum		values[15];
+	char		nulls[15];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(run_id);
@@ -216,6 +225,7 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	values[2] = CStringGetTextDatum(flow->name);
 	values[3] = ObjectIdGetDatum(flow->target);
 	values[4] = CStringGetTextDatum(flow->incremental && !flow->once ? "incremental" : "full");
+	values[14] = CStringGetTextDatum(flow->kind);
 	values[5] = BoolGetDatum(full_refresh);
 	values[6] = Int64GetDatum(counts->read);
 	values[7] = Int64GetDatum(counts->upserted);
@@ -232,9 +242,9 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	catalog_exec("INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
 				 "  read_mode, full_refresh, rows_read, rows_upserted, rows_deleted, "
 				 "  rows_skipped, status, error, duration, run_by) "
-				 "VALUES ($1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, 'auto_cdc', $5, $6, $7, $8, $9, "
+				 "VALUES ($1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, $15, $5, $6, $7, $8, $9, "
 				 "  $10, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole)",
-				 14, argtypes, values, nulls);
+				 15, argtypes, values, nulls);
 }
 
 /* The pipeline's owner, or InvalidOid when there is no such pipeline. */

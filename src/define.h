@@ -11,6 +11,9 @@
 #include "autocdc.h"
 #include "flow.h"
 
+#include "fmgr.h"
+#include "nodes/primnodes.h"
+
 typedef struct SourceColumn
 {
 	char	   *name;
@@ -48,12 +51,20 @@ typedef struct FlowSpec
 	Oid			target;
 	bool		target_created; /* by this flow */
 	List	   *track_columns;	/* SCD 2: tracked columns, NIL for all */
+	const char *kind;			/* "auto_cdc", "snapshot" or "append" */
+	Oid			columns_rel;	/* where source_columns came from */
+	Oid			source_function;	/* snapshot flows fed by a function */
 } FlowSpec;
 
 extern void define_resolve_columns(FlowSpec *spec, List *column_list,
 								   List *except_list, bool ignore_all,
 								   List *ignore_list, List *ignore_except);
 extern SourceColumn *define_source_column(FlowSpec *spec, const char *name);
+extern void define_load_columns(FlowSpec *spec, Oid relid, bool check_select);
+extern List *define_resolve_names(FlowSpec *spec, List *names, const char *what);
+extern void define_drop_history_columns(FlowSpec *spec);
+extern char *define_options_json(FunctionCallInfo fcinfo, int nargs,
+								 const char *const *names);
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);
 extern void define_drop_orphan_targets(void);
@@ -67,6 +78,12 @@ extern void define_free_name(char *name, const char *prefix, Oid target, bool ty
 extern bool define_same_oid_lists(List *a, List *b);
 extern List *define_composite_field_types(Oid typid);
 extern bool define_has_unique_index(Oid relid, List *columns);
+extern void define_require_sortable(Oid typid, const char *what);
+extern Oid	define_create_target(FlowSpec *spec, RangeVar *rv);
+extern void define_check_existing_target(FlowSpec *spec, Oid relid);
+extern void define_prepare_source(FlowSpec *spec);
+extern Oid	define_create_sequence_composite(FlowSpec *spec, Oid owner);
+extern Oid	define_create_state_table(FlowSpec *spec, Oid owner);
 
 /* define_scd2.c */
 extern void scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);

@@ -12,11 +12,13 @@
 typedef struct FlowDef
 {
 	char	   *name;
+	char	   *kind;			/* "auto_cdc", "snapshot" or "append" */
 	char	   *pipeline;
 	Oid			owner;
 	Oid			target;
-	Oid			source;
-	int			scd_type;
+	Oid			source;			/* InvalidOid: a snapshot source function */
+	char	   *source_function;	/* qualified signature, or NULL */
+	int			scd_type;		/* 0 for append flows */
 	List	   *keys;			/* key column names (target = source names) */
 	List	   *columns;		/* non-key target columns this flow writes */
 	List	   *ignore_null;	/* this flow's partial-update columns */
@@ -37,6 +39,7 @@ typedef struct FlowDef
 	char	   *ckpt_snapshot;	/* NULL before the first run */
 	char	   *ckpt_own_xid;
 	char	   *ckpt_own_cid;
+	char	   *ckpt_version;	/* snapshot flows: last version applied */
 	bool		once_done;
 } FlowDef;
 
@@ -53,7 +56,8 @@ extern List *catalog_load_flows(const char *pipeline, List *flow_names);
 extern void catalog_lock_checkpoint(FlowDef *flow);
 extern void catalog_load_target_state(FlowDef *flow);
 extern void catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
-									const char *own_xid, int64 own_cid);
+									const char *own_xid, int64 own_cid,
+									const char *version);
 extern void catalog_reset_target(Oid target);
 extern void catalog_set_truncate_seq(Oid target, const char *seq);
 extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,

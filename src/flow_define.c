@@ -29,6 +29,32 @@
 PG_FUNCTION_INFO_V1(autocdc_create_auto_cdc_flow);
 
 static List *resolve_list(FlowSpec *spec, List *names, const char *what);
+
+List *
+define_resolve_names(FlowSpec *spec, List *names, const char *what)
+{
+	return names == NIL ? NIL : resolve_list(spec, names, what);
+}
+
+/*
+ * Columns read from an SCD 2 target stand for the snapshots' columns: its
+ * history columns are not among them.
+ */
+void
+define_drop_history_columns(FlowSpec *spec)
+{
+	List	   *kept = NIL;
+	ListCell   *lc;
+
+	foreach(lc, spec->source_columns)
+	{
+		SourceColumn *c = lfirst(lc);
+
+		if (strcmp(c->name, "__start_at") != 0 && strcmp(c->name, "__end_at") != 0)
+			kept = lappend(kept, c);
+	}
+	spec->source_columns = kept;
+}
 PG_FUNCTION_INFO_V1(autocdc_drop_flow);
 
 /* Names a target may not carry as ordinary columns (DESIGN §1). */
@@ -100,14 +126,14 @@ static const char *const arg_names[] = {
 };
 
 /* The arguments as given, as a jsonb text kept in autocdc.flow.options. */
-static char *
-options_json(FunctionCallInfo fcinfo)
+char *
+define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *names)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
-	for (int i = 0; i <= ARG_PIPELINE; i++)
+	for (int i = 0; i < nargs; i++)
 	{
 		Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, i);
 		Oid			outfn;
@@ -116,14 +142,14 @@ options_json(FunctionCallInfo fcinfo)
 
 		if (i > 0)
 			appendStringInfoString(&buf, ", ");
-		escape_json(&buf, arg_names[i]);
+		escape_json(&buf, names[i]);
 		appendStringInfoString(&buf, ": ");
 		if (PG_ARGISNULL(i) || !OidIsValid(typid))
 		{
 			appendStringInfoString(&buf, "null");
 			continue;
 		}
-		if (i == ARG_SOURCE)
+		if (typid == REGCLASSOID)
 		{
 			val = rel_qualified_name(PG_GETARG_OID(i));
 			escape_json(&buf, val);
@@ -176,6 +202,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	require_arg(fcinfo, ARG_PIPELINE, "pipeline");
 
 	memset(&spec, 0, sizeof(spec));
+	spec.kind = "auto_cdc";
 	spec.target_name = text_arg(fcinfo, ARG_TARGET);
 	spec.source = PG_GETARG_OID(ARG_SOURCE);
 	spec.keys = list_arg(fcinfo, ARG_KEYS);
@@ -228,7 +255,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
 				"ignore_null_updates_except_column_list");
 
-	spec.options_json = options_json(fcinfo);
+	spec.options_json = define_options_json(fcinfo, ARG_PIPELINE + 1, arg_names);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -282,7 +309,7 @@ resolve_column(FlowSpec *spec, const char *name, const char *what)
 			(errcode(nfound > 1 ? ERRCODE_AMBIGUOUS_COLUMN : ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("column \"%s\" named in %s %s in source \"%s\"",
 					name, what, nfound > 1 ? "is ambiguous" : "does not exist",
-					rel_qualified_name(spec->source)),
+					rel_qualified_name(spec->columns_rel)),
 			 nfound > 1 ? errhint("Write the column's name with its exact case.") : 0));
 	return NULL;				/* keep compiler quiet */
 }
@@ -323,22 +350,18 @@ resolve_list(FlowSpec *spec, List *names, const char *what)
 }
 
 /*
- * Reads the source's columns and works out the key columns, the non-key
- * columns the flow writes and its partial-update (ignore-null) columns.
+ * Reads the columns a flow takes from relation `relid` (its source, or
+ * the target of a snapshot flow fed by a function) and notes whether it
+ * can be read incrementally.
  */
 void
-define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
-					   bool ignore_all, List *ignore_list, List *ignore_except)
+define_load_columns(FlowSpec *spec, Oid relid, bool check_select)
 {
 	Relation	rel;
 	TupleDesc	desc;
-	List	   *keys,
-			   *chosen = NIL,
-			   *except = NIL;
-	ListCell   *lc;
 	AclResult	acl;
 
-	rel = relation_open(spec->source, AccessShareLock);
+	rel = relation_open(relid, AccessShareLock);
 	switch (rel->rd_rel->relkind)
 	{
 		case RELKIND_RELATION:
@@ -356,9 +379,12 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 					 errmsg("\"%s\" cannot be a flow source", RelationGetRelationName(rel)),
 					 errdetail("A source must be a table, view, materialized view or foreign table.")));
 	}
-	acl = pg_class_aclcheck(spec->source, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (check_select)
+	{
+		acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+		if (acl != ACLCHECK_OK)
+			aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+	}
 
 	desc = RelationGetDescr(rel);
 	for (int i = 0; i < desc->natts; i++)
@@ -366,7 +392,7 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		SourceColumn *c;
 
-		if (att->attisdropped)
+		if (att->attisdropped || strcmp(NameStr(att->attname), AUTOCDC_XID_COLUMN) == 0)
 			continue;
 		c = palloc0(sizeof(SourceColumn));
 		c->name = pstrdup(NameStr(att->attname));
@@ -376,6 +402,25 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 		spec->source_columns = lappend(spec->source_columns, c);
 	}
 	relation_close(rel, AccessShareLock);
+
+	spec->columns_rel = relid;
+}
+
+/*
+ * Reads the source's columns and works out the key columns, the non-key
+ * columns the flow writes and its partial-update (ignore-null) columns.
+ */
+void
+define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
+					   bool ignore_all, List *ignore_list, List *ignore_except)
+{
+	List	   *keys,
+			   *chosen = NIL,
+			   *except = NIL;
+	ListCell   *lc;
+
+	if (spec->source_columns == NIL)
+		define_load_columns(spec, spec->source, true);
 
 	keys = resolve_list(spec, spec->keys, "keys");
 	if (column_list != NIL)
@@ -407,8 +452,6 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 		if (column_list != NIL ? !list_has_string(chosen, c->name)
 			: list_has_string(except, c->name))
 			continue;
-		if (strcmp(c->name, AUTOCDC_XID_COLUMN) == 0 && column_list == NIL)
-			continue;			/* autocdc's own read position column */
 		if (is_reserved_column(c->name))
 			ereport(ERROR,
 					(errcode(ERRCODE_RESERVED_NAME),

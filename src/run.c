@@ -11,7 +11,9 @@
  *-------------------------------------------------------------------------
  */
 #include "flow.h"
+#include "append.h"
 #include "scd1.h"
+#include "snapshot.h"
 #include "scd2.h"
 #include "source_read.h"
 
@@ -138,6 +140,8 @@ run_flow(FlowResult *r, bool refresh)
 	UserSwitch	sw;
 	char	   *new_t;
 	char	   *own_after;
+	char	   *truncate_before;
+	char	   *version = NULL;
 	CommandId	cid;
 
 	catalog_lock_checkpoint(f);
@@ -161,7 +165,7 @@ run_flow(FlowResult *r, bool refresh)
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	catalog_load_target_state(f);
-	p.truncate_seq = f->truncate_seq;
+	p.truncate_seq = truncate_before = f->truncate_seq;
 
 	autocdc_become(&sw, f->owner, true);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
@@ -176,19 +180,24 @@ run_flow(FlowResult *r, bool refresh)
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(false);
 
-	if (f->scd_type == 2)
+	new_t = NULL;
+	if (strcmp(f->kind, "append") == 0)
+		append_apply(f, &p, &r->counts);
+	else if (strcmp(f->kind, "snapshot") == 0)
 	{
-		scd2_apply(f, &p, &r->counts);
-		new_t = NULL;
+		version = snapshot_apply(f, refresh, &r->counts);
+		new_t = f->truncate_seq;
 	}
+	else if (f->scd_type == 2)
+		scd2_apply(f, &p, &r->counts);
 	else
 		new_t = scd1_apply(f, &p, &r->counts);
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	autocdc_unbecome(&sw);
 
-	if (new_t && (f->truncate_seq == NULL || strcmp(new_t, f->truncate_seq) != 0))
+	if (new_t && (truncate_before == NULL || strcmp(new_t, truncate_before) != 0))
 		catalog_set_truncate_seq(f->target, new_t);
-	catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid);
+	catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid, version);
 	r->status = "success";
 }
 
@@ -199,10 +208,12 @@ reset_target(FlowDef *f)
 	UserSwitch	sw;
 
 	autocdc_become(&sw, f->owner, true);
-	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s; DELETE FROM %s",
-					  rel_qualified_name(f->target), rel_qualified_name(f->target),
-					  rel_qualified_name(f->state)),
+	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s",
+					  rel_qualified_name(f->target), rel_qualified_name(f->target)),
 			 0, NULL, NULL, NULL, false);
+	if (OidIsValid(f->state))	/* append targets have none */
+		spi_exec(psprintf("DELETE FROM %s", rel_qualified_name(f->state)),
+				 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	catalog_reset_target(f->target);
 }
@@ -402,7 +413,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 						  r->error, (double) dur->time / USECS_PER_SEC);
 		values[0] = CStringGetTextDatum(r->flow->name);
 		values[1] = ObjectIdGetDatum(r->flow->target);
-		values[2] = CStringGetTextDatum("auto_cdc");
+		values[2] = CStringGetTextDatum(r->flow->kind);
 		values[3] = Int64GetDatum(r->counts.read);
 		values[4] = Int64GetDatum(r->counts.upserted);
 		values[5] = Int64GetDatum(r->counts.deleted);

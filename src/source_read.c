@@ -17,8 +17,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#define SRC_ALIAS "__autocdc_src"
-
 void
 read_params_arrays(ReadParams *p, Oid *types, Datum *values, char *nulls)
 {
@@ -69,7 +67,12 @@ void
 read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 {
 	ListCell   *lc;
-	const char *x = SRC_ALIAS "." AUTOCDC_XID_COLUMN;
+
+	if (p->events_sql)
+	{
+		appendStringInfoString(sql, p->events_sql);
+		return;
+	}
 
 	appendStringInfoString(sql, "SELECT ");
 	foreach(lc, flow->keys)
@@ -93,6 +96,18 @@ read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 		sql->len -= 2;			/* drop the trailing ", " */
 		sql->data[sql->len] = '\0';
 	}
+	read_append_from(sql, flow, p);
+}
+
+/*
+ * Appends " FROM source AS __autocdc_src WHERE <the rows this run reads>"
+ * (DESIGN §4; see the header comment).
+ */
+void
+read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
+{
+	const char *x = SRC_ALIAS "." AUTOCDC_XID_COLUMN;
+
 	appendStringInfo(sql, " FROM %s AS %s", rel_qualified_name(flow->source),
 					 SRC_ALIAS);
 

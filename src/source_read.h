@@ -23,10 +23,14 @@ typedef struct ReadParams
 	char	   *own_xid;		/* $5: this transaction, if it has an xid */
 	char	   *truncate_seq;	/* $6: the target's truncate mark */
 	bool		whole;			/* read every row (first run, ONCE, refresh) */
+	const char *events_sql;		/* events from elsewhere (a snapshot) */
 } ReadParams;
 
 extern void read_params_arrays(ReadParams *p, Oid *types, Datum *values,
 							   char *nulls);
 extern void read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p);
+extern void read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p);
+
+#define SRC_ALIAS "__autocdc_src"
 
 #endif							/* AUTOCDC_SOURCE_READ_H */

@@ -42,7 +42,8 @@ autocdc_extension_owner(void)
 
 /*
  * Act as `role` until autocdc_unbecome, with search_path pinned to
- * pg_catalog so that nothing a user put on their path can be picked up.
+ * pg_catalog so that nothing a user put on their path can be picked up,
+ * and the text forms of values pinned too.
  * `restricted` adds SECURITY_RESTRICTED_OPERATION, used for everything that
  * evaluates a flow's expressions.  An error unwinds both through the
  * (sub)transaction abort.
@@ -60,6 +61,17 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 	sw->save_nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", "pg_catalog, pg_temp",
 							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	/*
+	 * Sequences, versions and truncate marks are kept as text: write and
+	 * read them in one style whatever the session's, so they round-trip.
+	 */
+	(void) set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 }
 

@@ -1,0 +1,210 @@
+/*-------------------------------------------------------------------------
+ * define_kinds.c
+ *	  autocdc.create_auto_cdc_from_snapshot_flow and
+ *	  autocdc.create_append_flow: their arguments checked and turned into a
+ *	  FlowSpec, then defined like an AUTO CDC flow (define_register.c).
+ *-------------------------------------------------------------------------
+ */
+#include "define.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+PG_FUNCTION_INFO_V1(autocdc_create_auto_cdc_from_snapshot_flow);
+PG_FUNCTION_INFO_V1(autocdc_create_append_flow);
+
+#if PG_VERSION_NUM >= 160000
+#define may_execute(fn) object_aclcheck(ProcedureRelationId, (fn), GetUserId(), ACL_EXECUTE)
+#else
+#define may_execute(fn) pg_proc_aclcheck((fn), GetUserId(), ACL_EXECUTE)
+#endif
+
+static char *
+text_arg(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
+}
+
+static void
+require_arg(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", what)));
+}
+
+/*
+ * A snapshot source function takes the latest applied version (NULL before
+ * the first) and returns one row (snapshot regclass, version) for the next
+ * snapshot, or none.  Its version type is the target's ordering.
+ */
+static Oid
+check_source_function(Oid fn)
+{
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	TupleDesc	desc;
+	Oid			rettype;
+	Oid			version_type;
+	char	   *fname = format_procedure(fn);
+	AclResult	acl;
+
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u", fn);
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	if (proc->pronargs != 1 || proc->prokind != PROKIND_FUNCTION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_FUNCTION_DEFINITION),
+				 errmsg("source_function %s must be a function of one argument, the latest version", fname),
+				 errhint("Declare it like: CREATE FUNCTION next_snapshot(latest bigint) RETURNS TABLE(snapshot regclass, version bigint) ...")));
+	version_type = proc->proargtypes.values[0];
+	ReleaseSysCache(tup);
+
+	if (get_func_result_type(fn, &rettype, &desc) != TYPEFUNC_COMPOSITE ||
+		desc->natts != 2 || TupleDescAttr(desc, 0)->atttypid != REGCLASSOID ||
+		TupleDescAttr(desc, 1)->atttypid != version_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_FUNCTION_DEFINITION),
+				 errmsg("source_function %s must return (snapshot regclass, version %s)",
+						fname, format_type_be(version_type)),
+				 errdetail("The version is of the type of the function's argument."),
+				 errhint("Declare it like: CREATE FUNCTION next_snapshot(latest bigint) RETURNS TABLE(snapshot regclass, version bigint) ...")));
+	acl = may_execute(fn);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_FUNCTION, fname);
+	define_require_sortable(version_type, "the snapshot version");
+	return version_type;
+}
+
+Datum
+autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
+{
+	FlowSpec	spec;
+	List	   *track_list,
+			   *track_except;
+
+	require_arg(fcinfo, 0, "target");
+	require_arg(fcinfo, 1, "keys");
+	require_arg(fcinfo, 9, "pipeline");
+	memset(&spec, 0, sizeof(spec));
+	spec.kind = "snapshot";
+	spec.target_name = text_arg(fcinfo, 0);
+	spec.keys = text_array_to_list(PG_GETARG_DATUM(1));
+	spec.source = PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2);
+	spec.source_function = PG_ARGISNULL(3) ? InvalidOid : PG_GETARG_OID(3);
+	spec.name = PG_ARGISNULL(4) ? spec.target_name : text_arg(fcinfo, 4);
+	spec.scd_type = PG_ARGISNULL(5) ? 1 : PG_GETARG_INT32(5);
+	track_list = PG_ARGISNULL(6) ? NIL : text_array_to_list(PG_GETARG_DATUM(6));
+	track_except = PG_ARGISNULL(7) ? NIL : text_array_to_list(PG_GETARG_DATUM(7));
+	spec.once = !PG_ARGISNULL(8) && PG_GETARG_BOOL(8);
+	spec.pipeline = text_arg(fcinfo, 9);
+
+	if (OidIsValid(spec.source) == OidIsValid(spec.source_function))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a snapshot flow needs exactly one of source and source_function"),
+				 errhint("source => 'table_or_view' takes it whole at each run; source_function => 'f(bigint)'::regprocedure gives versioned snapshots.")));
+	if (spec.scd_type != 1 && spec.scd_type != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stored_as_scd_type must be 1 or 2, not %d", spec.scd_type)));
+	if (spec.scd_type == 1 && (track_list != NIL || track_except != NIL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("track-history options apply only to SCD type 2 flows"),
+				 errhint("Remove them, or use stored_as_scd_type => 2.")));
+	if (track_list != NIL && track_except != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("track_history_column_list and track_history_except_column_list cannot be used together")));
+	if (spec.keys == NIL || spec.name[0] == '\0' || spec.pipeline[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keys must name at least one column, and names must not be empty")));
+	spec.options_json = define_options_json(fcinfo, 10,
+											(const char *const[]) {"target", "keys", "source",
+												"source_function", "name", "stored_as_scd_type",
+												"track_history_column_list", "track_history_except_column_list",
+											"once", "pipeline"});
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	if (OidIsValid(spec.source))
+	{
+		/* read whole at each run: versions 0, 1, 2, ... */
+		define_load_columns(&spec, spec.source, true);
+		spec.seq_type = INT8OID;
+	}
+	else
+	{
+		List	   *names = stringToQualifiedNameList(spec.target_name);
+		Oid			target = RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
+
+		spec.seq_type = check_source_function(spec.source_function);
+		if (!OidIsValid(target))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("target \"%s\" of a snapshot flow fed by a function must exist", spec.target_name),
+					 errhint("Create the target table first; autocdc cannot know the snapshots' columns before the function returns one.")));
+		define_load_columns(&spec, target, false);
+		define_drop_history_columns(&spec);
+	}
+	spec.incremental = false;
+	define_resolve_columns(&spec, NIL, NIL, false, NIL, NIL);
+	if (spec.scd_type == 2)
+		scd2_resolve_tracking(&spec,
+							  define_resolve_names(&spec, track_list, "track_history_column_list"),
+							  define_resolve_names(&spec, track_except, "track_history_except_column_list"));
+	define_create_flow(&spec);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+Datum
+autocdc_create_append_flow(PG_FUNCTION_ARGS)
+{
+	FlowSpec	spec;
+
+	require_arg(fcinfo, 0, "target");
+	require_arg(fcinfo, 1, "source");
+	require_arg(fcinfo, 4, "pipeline");
+	memset(&spec, 0, sizeof(spec));
+	spec.kind = "append";
+	spec.target_name = text_arg(fcinfo, 0);
+	spec.source = PG_GETARG_OID(1);
+	spec.name = PG_ARGISNULL(2) ? spec.target_name : text_arg(fcinfo, 2);
+	spec.once = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	spec.pipeline = text_arg(fcinfo, 4);
+	if (spec.name[0] == '\0' || spec.pipeline[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flow and pipeline names must not be empty")));
+	spec.options_json = define_options_json(fcinfo, 5,
+											(const char *const[]) {"target", "source", "name", "once", "pipeline"});
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	define_load_columns(&spec, spec.source, true);
+	{
+		ListCell   *lc;
+
+		foreach(lc, spec.source_columns)
+			spec.columns = lappend(spec.columns, ((SourceColumn *) lfirst(lc))->name);
+	}
+	define_create_flow(&spec);
+	SPI_finish();
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,605 @@
+/*-------------------------------------------------------------------------
+ * define_register.c
+ *	  A flow into the catalog: its pipeline, its target's registration
+ *	  (what every flow into the target agrees on), the flow row; and the
+ *	  cleanup when flows, targets or sources go away.
+ *-------------------------------------------------------------------------
+ */
+#include "define.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/dependency.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/analyze.h"
+#include "parser/parse_coerce.h"
+#include "parser/parser.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+PG_FUNCTION_INFO_V1(autocdc_on_sql_drop);
+
+/*
+ * Adds to the state the partial-update columns this flow brings.  Live
+ * keys' values came from their last upsert until now, hence the initial
+ * setting sequence.
+ */
+static void
+add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted)
+{
+	ListCell   *lc;
+	List	   *added = NIL;
+	char	   *qstate = rel_qualified_name(state);
+	char	   *seqtype = type_qualified_name(spec->seq_type);
+	UserSwitch	sw;
+
+	autocdc_become(&sw, autocdc_extension_owner(), false);
+	foreach(lc, wanted)
+	{
+		char	   *col = lfirst(lc);
+
+		if (list_has_string(tracked, col))
+			continue;
+		added = lappend(added, col);
+		if (spec->scd_type == 2)
+			continue;			/* the event store records inheritance per event */
+		spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qstate,
+						  quote_identifier(col), seqtype),
+				 0, NULL, NULL, NULL, false);
+		spi_exec(psprintf("UPDATE %s SET %s = __autocdc_upsert_seq WHERE __autocdc_deleted_at IS NULL",
+						  qstate, quote_identifier(col)),
+				 0, NULL, NULL, NULL, false);
+	}
+	autocdc_unbecome(&sw);
+
+	if (added != NIL)
+	{
+		Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
+		Datum		values[2] = {ObjectIdGetDatum(spec->target),
+		list_to_text_array(list_concat_copy(tracked, added))};
+
+		catalog_exec("UPDATE autocdc.target SET partial_columns = $2 "
+					 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+					 2, argtypes, values, NULL);
+	}
+}
+
+bool
+define_same_oid_lists(List *a, List *b)
+{
+	ListCell   *la,
+			   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+		if (lfirst_oid(la) != lfirst_oid(lb))
+		return false;
+	return true;
+}
+
+static bool
+same_string_sets(List *a, List *b)
+{
+	ListCell   *lc;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	foreach(lc, a)
+		if (!list_has_string(b, lfirst(lc)))
+		return false;
+	return true;
+}
+
+/* Field types of a composite type, as a list. */
+List *
+define_composite_field_types(Oid typid)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+	List	   *result = NIL;
+
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped)
+			result = lappend_oid(result, TupleDescAttr(desc, i)->atttypid);
+	ReleaseTupleDesc(desc);
+	return result;
+}
+
+/*
+ * The columns whose setting sequence the state must keep once this flow
+ * joins the target: its partial-update columns, and every column that some
+ * flow into the target does not write (for that flow, an upsert leaves the
+ * column as it was, so a later delete must know when it was set).
+ */
+static List *
+columns_needing_tracking(FlowSpec *spec)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(spec->target)};
+	List	   *all = list_copy(spec->columns);
+	List	   *per_flow = list_make1(spec->columns);
+	List	   *result = list_copy(spec->ignore_null);
+	ListCell   *lc,
+			   *lf;
+
+	catalog_exec("SELECT columns FROM autocdc.flow "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		List	   *cols = text_array_to_list(SPI_getbinval(SPI_tuptable->vals[i],
+															SPI_tuptable->tupdesc, 1, &isnull));
+
+		per_flow = lappend(per_flow, cols);
+		foreach(lc, cols)
+			if (!list_has_string(all, lfirst(lc)))
+			all = lappend(all, lfirst(lc));
+	}
+	foreach(lc, all)
+	{
+		foreach(lf, per_flow)
+		{
+			if (!list_has_string(lfirst(lf), lfirst(lc)) &&
+				!list_has_string(result, lfirst(lc)))
+				result = lappend(result, lfirst(lc));
+		}
+	}
+	return result;
+}
+
+/*
+ * Registers the target and its state, or, when other flows already feed
+ * it, checks that this one agrees with them (DESIGN §3: several AUTO CDC
+ * flows into one target).
+ */
+static void
+register_target(FlowSpec *spec, Oid owner)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(spec->target)};
+	bool		isnull;
+
+	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, "
+				 "       sequence_composite::pg_catalog.oid, state_table::pg_catalog.oid, partial_columns, "
+				 "       track_columns "
+				 "  FROM autocdc.target WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Oid			seqtype = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+		Datum		comp = SPI_getbinval(tup, desc, 4, &isnull);
+		Oid			composite = isnull ? InvalidOid : DatumGetObjectId(comp);
+		Oid			state = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+		List	   *tracked = text_array_to_list(SPI_getbinval(tup, desc, 6, &isnull));
+		char	   *tname = get_rel_name(spec->target);
+
+		if (spec->seq_type == RECORDOID && OidIsValid(composite) &&
+			define_same_oid_lists(spec->seq_row_types, define_composite_field_types(composite)))
+		{
+			spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
+									  type_qualified_name(composite));
+			spec->seq_type = composite;
+		}
+		if (spec->seq_type != seqtype)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("sequence_by of flow \"%s\" is of type %s, but the other flows into \"%s\" sequence by %s",
+							spec->name,
+							spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type),
+							tname, format_type_be(seqtype)),
+					 errdetail("Flows into one target share one ordering.")));
+		if (spec->scd_type == 2)
+		{
+			Datum		tc = SPI_getbinval(tup, desc, 7, &isnull);
+			List	   *track = isnull ? NIL : text_array_to_list(tc);
+
+			if (!same_string_sets(track, spec->track_columns))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
+								spec->name, tname),
+						 errdetail("Flows into one SCD type 2 target keep one history.")));
+			scd2_extend_event_store(spec, state);
+		}
+		add_state_partial_columns(spec, state, tracked,
+								  columns_needing_tracking(spec));
+		return;
+	}
+
+	/* First flow into this target. */
+	{
+		Oid			composite = InvalidOid;
+		Oid			state;
+		Oid			argtypes2[8] = {OIDOID, INT4OID, TEXTARRAYOID, OIDOID, OIDOID, OIDOID,
+		TEXTARRAYOID, TEXTARRAYOID};
+		Datum		values2[8];
+		char		nulls2[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+
+		if (spec->seq_type == RECORDOID)
+		{
+			composite = define_create_sequence_composite(spec, owner);
+			spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
+									  type_qualified_name(composite));
+			spec->seq_type = composite;
+		}
+		if (spec->scd_type == 2)
+		{
+			if (spec->target_created)
+				scd2_add_history_columns(spec);
+			state = scd2_create_event_store(spec, owner);
+			scd2_create_as_of(spec, owner);
+		}
+		else
+			state = define_create_state_table(spec, owner);
+		values2[0] = ObjectIdGetDatum(spec->target);
+		values2[1] = Int32GetDatum(spec->scd_type);
+		values2[2] = list_to_text_array(spec->keys);
+		values2[3] = ObjectIdGetDatum(spec->seq_type);
+		values2[4] = ObjectIdGetDatum(state);
+		values2[5] = ObjectIdGetDatum(composite);
+		if (!OidIsValid(composite))
+			nulls2[5] = 'n';
+		values2[6] = list_to_text_array(NIL);
+		values2[7] = spec->track_columns ? list_to_text_array(spec->track_columns) : (Datum) 0;
+		if (spec->track_columns == NIL)
+			nulls2[7] = 'n';
+		catalog_exec("INSERT INTO autocdc.target (target, scd_type, keys, sequence_type, "
+					 "  state_table, sequence_composite, partial_columns, track_columns) "
+					 "VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.regtype, "
+					 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7, $8)",
+					 8, argtypes2, values2, nulls2);
+		add_state_partial_columns(spec, state, NIL, spec->ignore_null);
+	}
+}
+
+/* The pipeline, created on first use; only its owner adds flows to it. */
+static void
+ensure_pipeline(FlowSpec *spec)
+{
+	Oid			owner = catalog_pipeline_owner(spec->pipeline);
+
+	if (!OidIsValid(owner))
+	{
+		Oid			argtypes[2] = {TEXTOID, OIDOID};
+		Datum		values[2] = {CStringGetTextDatum(spec->pipeline),
+		ObjectIdGetDatum(GetUserId())};
+
+		catalog_exec("INSERT INTO autocdc.pipeline (name, owner) "
+					 "VALUES ($1, $2::pg_catalog.regrole)",
+					 2, argtypes, values, NULL);
+		return;
+	}
+	if (!has_privs_of_role(GetUserId(), owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to add a flow to pipeline \"%s\"", spec->pipeline),
+				 errdetail("The pipeline belongs to role %s.", GetUserNameFromId(owner, false)),
+				 errhint("Use a pipeline of your own: pipeline => 'name'.")));
+}
+
+/*
+ * How a target is registered: its kind ("auto_cdc" or "append") and SCD
+ * type, or NULL when no flow feeds it.
+ */
+static char *
+registered_kind(Oid relid, int *scd, List **keys)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		isnull;
+	Datum		d;
+
+	catalog_exec("SELECT kind, scd_type::pg_catalog.int8, keys FROM autocdc.target "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		return NULL;
+	*scd = (int) spi_int64(0, 2);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+	*keys = isnull ? NIL : text_array_to_list(d);
+	return spi_value(0, 1);
+}
+
+/* Flows into one target use its keys, in order. */
+static void
+check_same_keys(FlowSpec *spec, List *keys, Oid target)
+{
+	ListCell   *la,
+			   *lb;
+	bool		same = list_length(keys) == list_length(spec->keys);
+
+	if (same)
+		forboth(la, keys, lb, spec->keys)
+			if (strcmp(lfirst(la), lfirst(lb)) != 0)
+			same = false;
+	if (!same)
+	{
+		StringInfoData k;
+
+		initStringInfo(&k);
+		append_column_list(&k, keys, NULL);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flow \"%s\" must use the keys of the other flows into \"%s\": (%s)",
+						spec->name, get_rel_name(target), k.data),
+				 errdetail("Flows into one target agree on keys (same number and order), SCD type and sequence type.")));
+	}
+}
+
+/*
+ * Snapshot and AUTO CDC flows share one target only as DESIGN §3 allows:
+ * SCD 1, one snapshot flow, no ignore-null options on the CDC flows (keys
+ * and sequence type are checked with every flow, in register_target).
+ */
+static void
+check_snapshot_mix(FlowSpec *spec, Oid target)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(target)};
+	int64		snapshots,
+				cdc;
+	bool		cdc_partial;
+	bool		snapshot = strcmp(spec->kind, "snapshot") == 0;
+	char	   *tname = get_rel_name(target);
+
+	catalog_exec("SELECT pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'snapshot'), "
+				 "       pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), "
+				 "       COALESCE(pg_catalog.bool_or(ignore_null_columns OPERATOR(pg_catalog.<>) '{}') "
+				 "                FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), false) "
+				 "  FROM autocdc.flow WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	snapshots = spi_int64(0, 1);
+	cdc = spi_int64(0, 2);
+	cdc_partial = spi_bool(0, 3);
+
+	if (snapshot && snapshots > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("target \"%s\" already has a snapshot flow", tname),
+				 errdetail("A target takes at most one AUTO CDC from snapshot flow.")));
+	if ((snapshot && cdc > 0) || (!snapshot && snapshots > 0))
+	{
+		if (spec->scd_type != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snapshot and AUTO CDC flows can share only an SCD type 1 target"),
+					 errdetail("Target \"%s\" is of SCD type 2.", tname)));
+		if (snapshot ? cdc_partial : spec->ignore_null != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("AUTO CDC flows that share target \"%s\" with a snapshot flow cannot ignore NULL updates", tname),
+					 errdetail("A snapshot states every column of every key; a NULL in it is a value."),
+					 errhint("Create the AUTO CDC flow without the ignore_null_updates options.")));
+	}
+}
+
+static void
+register_append_target(FlowSpec *spec)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(spec->target)};
+
+	catalog_exec("INSERT INTO autocdc.target (target, kind) "
+				 "VALUES ($1::pg_catalog.regclass, 'append') ON CONFLICT DO NOTHING",
+				 1, argtypes, values, NULL);
+}
+
+static void
+insert_flow_row(FlowSpec *spec)
+{
+	Oid			types[16] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
+		TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID,
+	BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		vals[16];
+	char		nulls[16];
+
+	memset(nulls, ' ', sizeof(nulls));
+#define SET_TEXT(i, v) do { if (v) vals[i] = CStringGetTextDatum(v); else nulls[i] = 'n'; } while (0)
+	vals[0] = CStringGetTextDatum(spec->name);
+	vals[1] = CStringGetTextDatum(spec->pipeline);
+	vals[2] = ObjectIdGetDatum(spec->target);
+	vals[3] = ObjectIdGetDatum(spec->source);
+	if (!OidIsValid(spec->source))
+		nulls[3] = 'n';
+	vals[4] = list_to_text_array(spec->keys);
+	if (spec->keys == NIL)
+		nulls[4] = 'n';
+	SET_TEXT(5, spec->seq_norm);
+	vals[6] = Int32GetDatum(spec->scd_type);
+	if (spec->scd_type == 0)
+		nulls[6] = 'n';
+	SET_TEXT(7, spec->deletes_norm);
+	SET_TEXT(8, spec->truncates_norm);
+	vals[9] = list_to_text_array(spec->columns);
+	vals[10] = list_to_text_array(spec->ignore_null);
+	vals[11] = BoolGetDatum(spec->once);
+	vals[12] = CStringGetTextDatum(spec->incremental ? "incremental" : "full");
+	vals[13] = CStringGetTextDatum(spec->options_json);
+	vals[14] = CStringGetTextDatum(spec->kind);
+	SET_TEXT(15, OidIsValid(spec->source_function) ?
+			 format_procedure_qualified(spec->source_function) : NULL);
+#undef SET_TEXT
+
+	catalog_exec(psprintf("INSERT INTO autocdc.flow (name, pipeline, kind, target, source, keys, "
+						  "  sequence_by, stored_as_scd_type, apply_as_deletes, apply_as_truncates, "
+						  "  columns, ignore_null_columns, once, read_mode, owner, options, source_function) "
+						  "VALUES ($1, $2, $15, $3::pg_catalog.regclass, $4::pg_catalog.regclass, "
+						  "  $5, $6, $7, $8, $9, $10, $11, $12, $13, %u::pg_catalog.oid::pg_catalog.regrole, "
+						  "  $14::pg_catalog.jsonb, $16)",
+						  GetUserId()),
+				 16, types, vals, nulls);
+	catalog_exec("INSERT INTO autocdc.checkpoint (flow) VALUES ($1)",
+				 1, types, vals, NULL);
+}
+
+void
+define_create_flow(FlowSpec *spec)
+{
+	List	   *names;
+	RangeVar   *rv;
+	Oid			existing;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(spec->name)};
+	bool		append = strcmp(spec->kind, "append") == 0;
+	bool		snapshot = strcmp(spec->kind, "snapshot") == 0;
+
+	ensure_pipeline(spec);
+	catalog_exec("SELECT 1 FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("flow \"%s\" already exists", spec->name),
+				 errhint("Give the flow another name with name => '...', or drop it first with autocdc.drop_flow('%s').",
+						 spec->name)));
+
+	names = stringToQualifiedNameList(spec->target_name);
+	rv = makeRangeVarFromNameList(names);
+	existing = RangeVarGetRelid(rv, NoLock, true);
+	if (OidIsValid(existing))
+	{
+		int			scd = 0;
+		List	   *keys = NIL;
+		char	   *kind = registered_kind(existing, &scd, &keys);
+
+		if (kind && (strcmp(kind, "append") == 0) != append)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg(append ? "an append flow cannot write to \"%s\", the target of AUTO CDC flows"
+							: "an AUTO CDC flow cannot write to \"%s\", the target of append flows",
+							get_rel_name(existing)),
+					 errdetail("An AUTO CDC target holds what its flows fold; rows appended beside them would not be part of it.")));
+		if (kind && !append && scd != spec->scd_type)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("flow \"%s\" must store SCD type %d like the other flows into \"%s\"",
+							spec->name, scd, get_rel_name(existing)),
+					 errdetail("Flows into one target agree on keys, SCD type and sequence type.")));
+		if (kind && !append)
+			check_same_keys(spec, keys, existing);
+		define_check_existing_target(spec, existing);
+		if (kind && !append)
+			check_snapshot_mix(spec, existing);
+		spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
+						  rel_qualified_name(existing)), 0, NULL, NULL, NULL, false);
+		spec->target = existing;
+	}
+	else if (snapshot && !OidIsValid(spec->source))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("target \"%s\" of a snapshot flow fed by a function must exist", spec->target_name),
+				 errhint("Create the target table first; autocdc cannot know the snapshots' columns before the function returns one.")));
+	if (!snapshot)
+		define_prepare_source(spec);
+	if (!OidIsValid(existing))
+		spec->target = define_create_target(spec, rv);
+
+	if (append)
+		register_append_target(spec);
+	else
+		register_target(spec, GetUserId());
+	insert_flow_row(spec);
+}
+
+/*
+ * Drops the state (and sequence type) of targets no flow feeds any more,
+ * and their registration.  Internal deletion: the objects are autocdc's.
+ */
+void
+define_drop_orphan_targets(void)
+{
+	List	   *states = NIL,
+			   *types = NIL;
+	ListCell   *lc;
+
+	catalog_exec("DELETE FROM autocdc.target t WHERE NOT EXISTS "
+				 "  (SELECT 1 FROM autocdc.flow f WHERE f.target OPERATOR(pg_catalog.=) t.target) "
+				 "RETURNING t.state_table::pg_catalog.oid, t.sequence_composite::pg_catalog.oid",
+				 0, NULL, NULL, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d;
+
+		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		states = lappend_oid(states, DatumGetObjectId(d));
+		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+		if (!isnull)
+			types = lappend_oid(types, DatumGetObjectId(d));
+	}
+	foreach(lc, states)
+	{
+		ObjectAddress addr;
+
+		if (get_rel_name(lfirst_oid(lc)) == NULL)
+			continue;			/* went with its target */
+		ObjectAddressSet(addr, RelationRelationId, lfirst_oid(lc));
+		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+	foreach(lc, types)
+	{
+		ObjectAddress addr;
+
+		if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(lfirst_oid(lc))))
+			continue;
+		ObjectAddressSet(addr, TypeRelationId, lfirst_oid(lc));
+		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+}
+
+/*
+ * sql_drop event trigger: a dropped target or source takes its flows with
+ * it; targets left without flows lose their state.
+ */
+Datum
+autocdc_on_sql_drop(PG_FUNCTION_ARGS)
+{
+	Oid			nsp;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function autocdc._on_sql_drop must be called as an event trigger")));
+	if (!OidIsValid(get_extension_oid("autocdc", true)))
+		PG_RETURN_VOID();
+	nsp = get_namespace_oid("autocdc", true);
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("flow", nsp)))
+		PG_RETURN_VOID();
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	catalog_exec("DELETE FROM autocdc.flow f "
+				 " USING pg_catalog.pg_event_trigger_dropped_objects() d "
+				 " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass "
+				 "   AND d.objsubid OPERATOR(pg_catalog.=) 0 "
+				 "   AND (f.target::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid "
+				 "        OR f.source::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid)",
+				 0, NULL, NULL, NULL);
+	if (SPI_processed > 0)
+		define_drop_orphan_targets();
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+

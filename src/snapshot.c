@@ -1,0 +1,298 @@
+/*-------------------------------------------------------------------------
+ * snapshot.c
+ *	  AUTO CDC from snapshot (DESIGN §3, Snapshots): a snapshot with version
+ *	  v is the full state of the source at v, applied as events at sequence
+ *	  v through the same folds as change rows.
+ *
+ *	  SCD 1: an upsert for every key it holds, and a truncate at v — every
+ *	  key whose last event is older than v goes, an upsert at v survives.
+ *	  That is also the one ordering domain DESIGN asks for when CDC flows
+ *	  share the target: a newer CDC event outlives the snapshot, an older
+ *	  one, even one arriving later, does not.
+ *	  SCD 2: an upsert for every key it holds and a delete at v for every
+ *	  open key it lacks (snapshot flows alone feed an SCD 2 target, in
+ *	  version order, so the open versions are the state before v).
+ *
+ *	  A table or view source is read whole each run as versions 0, 1, 2...;
+ *	  a source function is called with the latest version applied until it
+ *	  returns no row.
+ *-------------------------------------------------------------------------
+ */
+#include "snapshot.h"
+#include "scd1.h"
+#include "scd2.h"
+#include "validate.h"
+
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+/* The snapshot's column for target column `col`: exact name, else the one that matches in any case. */
+static char *
+snapshot_column(Oid snap, const char *col, FlowDef *f)
+{
+	Relation	rel = relation_open(snap, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	char	   *found = NULL;
+	int			nfound = 0;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		if (strcmp(NameStr(att->attname), col) == 0)
+		{
+			found = pstrdup(col);
+			nfound = 1;
+			break;
+		}
+		if (pg_strcasecmp(NameStr(att->attname), col) == 0)
+		{
+			found = pstrdup(NameStr(att->attname));
+			nfound++;
+		}
+	}
+	relation_close(rel, AccessShareLock);
+	if (nfound != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("snapshot \"%s\" of flow \"%s\" has %s column \"%s\"",
+						get_rel_name(snap), f->name, nfound ? "more than one" : "no", col),
+				 errdetail("A snapshot has every column of the target but the history columns.")));
+	return found;
+}
+
+/* "s.col[::type] AS col" for target column `col`. */
+static void
+append_snap_column(StringInfo sql, Oid snap, FlowDef *f, const char *col)
+{
+	char	   *scol = snapshot_column(snap, col, f);
+	Oid			stype = get_atttype(snap, get_attnum(snap, scol));
+	Oid			ttype = target_type(f, col);
+
+	appendStringInfo(sql, "s.%s", quote_identifier(scol));
+	if (stype != ttype)
+		appendStringInfo(sql, "::%s", format_type_be_qualified(ttype));
+	appendStringInfo(sql, " AS %s", quote_identifier(col));
+}
+
+/* Two rows with one key in a snapshot are an error. */
+static void
+check_unique_keys(FlowDef *f, Oid snap)
+{
+	StringInfoData sql,
+				keys,
+				keytext;
+	ListCell   *lc;
+
+	initStringInfo(&sql);
+	initStringInfo(&keys);
+	initStringInfo(&keytext);
+	appendStringInfoString(&keytext, "pg_catalog.concat_ws(', '");
+	foreach(lc, f->keys)
+	{
+		const char *scol = quote_identifier(snapshot_column(snap, lfirst(lc), f));
+
+		appendStringInfo(&keys, "%ss.%s", keys.len ? ", " : "", scol);
+		appendStringInfo(&keytext, ", COALESCE(s.%s::pg_catalog.text, 'NULL')", scol);
+	}
+	appendStringInfoChar(&keytext, ')');
+	appendStringInfo(&sql, "SELECT %s, pg_catalog.count(*) FROM %s s GROUP BY %s "
+					 "HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1",
+					 keytext.data, rel_qualified_name(snap), keys.data);
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	if (SPI_processed > 0)
+	{
+		resetStringInfo(&keys);
+		append_column_list(&keys, f->keys, NULL);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("snapshot \"%s\" of flow \"%s\" has %s rows for key (%s)=(%s)",
+						get_rel_name(snap), f->name, spi_value(0, 2), keys.data, spi_value(0, 1)),
+				 errdetail("A snapshot holds at most one row per key.")));
+	}
+}
+
+/* The snapshot as events (see the header comment). */
+static char *
+snapshot_events(FlowDef *f, Oid snap, const char *version)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+	char	   *v = psprintf("%s::%s", quote_literal_cstr(version),
+							 type_qualified_name(f->seq_type));
+	List	   *all = list_concat_copy(f->keys, f->columns);
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	foreach(lc, all)
+	{
+		append_snap_column(&sql, snap, f, lfirst(lc));
+		if (foreach_current_index(lc) == list_length(f->keys) - 1)
+			appendStringInfo(&sql, ", %s AS __autocdc_seq, 'u'::pg_catalog.text AS __autocdc_kind", v);
+		if (lnext(all, lc))
+			appendStringInfoString(&sql, ", ");
+	}
+	appendStringInfo(&sql, " FROM %s s UNION ALL SELECT ", rel_qualified_name(snap));
+	foreach(lc, all)
+	{
+		bool		key = foreach_current_index(lc) < list_length(f->keys);
+		const char *q = quote_identifier(lfirst(lc));
+
+		if (key && f->scd_type == 2)
+			appendStringInfo(&sql, "t.%s", q);
+		else
+			appendStringInfo(&sql, "NULL::%s", format_type_be_qualified(target_type(f, lfirst(lc))));
+		if (foreach_current_index(lc) == list_length(f->keys) - 1)
+			appendStringInfo(&sql, ", %s, %s", v, f->scd_type == 2 ? "'d'::pg_catalog.text" : "'t'::pg_catalog.text");
+		if (lnext(all, lc))
+			appendStringInfoString(&sql, ", ");
+	}
+	if (f->scd_type == 2)
+	{
+		appendStringInfo(&sql, " FROM %s t WHERE t.__end_at IS NULL AND NOT EXISTS (SELECT 1 FROM %s s WHERE ",
+						 rel_qualified_name(f->target), rel_qualified_name(snap));
+		foreach(lc, f->keys)
+		{
+			char	   *scol = snapshot_column(snap, lfirst(lc), f);
+			Oid			ttype = target_type(f, lfirst(lc));
+
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoString(&sql, " AND ");
+			append_seq_cmp(&sql, psprintf("s.%s::%s", quote_identifier(scol), format_type_be_qualified(ttype)),
+						   "=", psprintf("t.%s", quote_identifier(lfirst(lc))), ttype);
+		}
+		appendStringInfoChar(&sql, ')');
+	}
+	return sql.data;
+}
+
+/* Applies one snapshot; returns the SCD 1 truncate mark after it. */
+static char *
+apply_one(FlowDef *f, Oid snap, const char *version, FlowCounts *total)
+{
+	ReadParams	p;
+	FlowCounts	counts = {0};
+	char	   *new_t = NULL;
+
+	if (!OidIsValid(snap) || get_rel_name(snap) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("snapshot %s of flow \"%s\" does not exist", version, f->name)));
+	check_unique_keys(f, snap);
+	memset(&p, 0, sizeof(p));
+	p.events_sql = snapshot_events(f, snap, version);
+	p.truncate_seq = f->truncate_seq;
+	if (f->scd_type == 2)
+		scd2_apply(f, &p, &counts);
+	else
+	{
+		new_t = scd1_apply(f, &p, &counts);
+		f->truncate_seq = new_t;
+		counts.read -= 1;		/* the truncate row is not a source row */
+	}
+	total->read += counts.read;
+	total->upserted += counts.upserted;
+	total->deleted += counts.deleted;
+	total->skipped += counts.skipped;
+	return new_t;
+}
+
+/* The source function's qualified name, resolved from its stored signature. */
+static char *
+source_function_name(FlowDef *f)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(f->source_function)};
+	bool		isnull;
+	Oid			fn;
+
+	spi_exec("SELECT pg_catalog.to_regprocedure($1)::pg_catalog.oid", 1, argtypes, values, NULL, false);
+	fn = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("source function %s of flow \"%s\" does not exist any more",
+						f->source_function, f->name),
+				 errhint("Create it again with the same signature, or drop the flow.")));
+	return quote_qualified_identifier(get_namespace_name(get_func_namespace(fn)),
+									  get_func_name(fn));
+}
+
+/*
+ * Applies the flow's next snapshots, in version order.  Runs as the flow's
+ * owner.  Returns the last version applied (the checkpoint's when none was).
+ */
+char *
+snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
+{
+	char	   *latest = refresh ? NULL : f->ckpt_version;
+	char	   *seqtype = type_qualified_name(f->seq_type);
+	char	   *fname;
+
+	if (OidIsValid(f->source))
+	{
+		char	   *version = latest ? psprintf(INT64_FORMAT, pg_strtoint64(latest) + 1) : "0";
+
+		apply_one(f, f->source, version, counts);
+		return version;
+	}
+
+	fname = source_function_name(f);
+	for (;;)
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		values[1];
+		char		nulls[1] = {' '};
+		bool		isnull;
+		Oid			snap;
+		char	   *version;
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = latest ? CStringGetTextDatum(latest) : (Datum) 0;
+		if (!latest)
+			nulls[0] = 'n';
+		spi_exec(psprintf("SELECT s.snapshot, s.version::pg_catalog.text, "
+						  "$1::%s IS NULL OR s.version OPERATOR(pg_catalog.>) $1::%s "
+						  "FROM %s($1::%s) AS s(snapshot, version)",
+						  seqtype, seqtype, fname, seqtype),
+				 1, argtypes, values, nulls, false);
+		if (SPI_processed == 0)
+		{
+			if (latest == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_NO_DATA_FOUND),
+						 errmsg("source function of flow \"%s\" returned no snapshot before the first one was applied",
+								f->name),
+						 errhint("The function must return the first snapshot when called with NULL.")));
+			return latest;
+		}
+		if (SPI_processed > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_CARDINALITY_VIOLATION),
+					 errmsg("source function of flow \"%s\" returned more than one snapshot", f->name),
+					 errdetail("It returns the next snapshot only, or no row when there is none.")));
+		snap = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		version = spi_value(0, 2);
+		if (isnull || version == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("source function of flow \"%s\" returned a NULL %s", f->name,
+							isnull ? "snapshot" : "version")));
+		if (!spi_bool(0, 3))
+		{
+			ereport(NOTICE,
+					(errmsg("flow \"%s\": snapshot version %s is not newer than %s, skipped",
+							f->name, version, latest)));
+			return latest;
+		}
+		apply_one(f, snap, version, counts);
+		latest = version;
+	}
+}
