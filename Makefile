@@ -13,7 +13,8 @@ PG_CPPFLAGS = -Wall -Werror -Wno-missing-field-initializers
 
 REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              scd1_names scd1_security scd1_lifecycle \
-             scd2_reference scd2_history scd2_flows snapshot backfill uninstall
+             scd2_reference scd2_history scd2_flows snapshot backfill schedule \
+             uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
@@ -31,7 +32,7 @@ endif
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard src/*.h)
 
-PROPERTY_SEEDS ?= 900
+PROPERTY_SEEDS ?= 1100
 
 .PHONY: deps demo test soak
 

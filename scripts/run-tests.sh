@@ -2,7 +2,7 @@
 # Runs inside scripts/in-cluster.sh: pg_regress and isolation tests
 # (make installcheck), then the property test.  Exits non-zero on any failure.
 set -u
-seeds=${1:-900}
+seeds=${1:-1100}
 status=0
 
 if ! make -s installcheck; then
@@ -10,6 +10,8 @@ if ! make -s installcheck; then
     [ -f regression.diffs ] && cat regression.diffs
     [ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
 fi
+
+if ! sh scripts/run-tap.sh; then status=1; fi
 
 if ! perl test/property/model_selftest.pl; then status=1; fi
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS autocdc" >/dev/null || status=1

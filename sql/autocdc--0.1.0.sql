@@ -13,8 +13,17 @@ GRANT USAGE ON SCHEMA autocdc TO PUBLIC;
 
 CREATE TABLE autocdc.pipeline (
     name        text PRIMARY KEY,
+    id          bigint GENERATED ALWAYS AS IDENTITY UNIQUE,  -- how workers name it
     owner       regrole NOT NULL,
-    created_at  timestamptz NOT NULL DEFAULT pg_catalog.now()
+    created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- scheduled runs by the background worker (autocdc.schedule)
+    schedule    interval CHECK (schedule >= '0'),          -- NULL: not scheduled; 0: continuous
+    next_run_at timestamptz,
+    last_started_at  timestamptz,
+    last_finished_at timestamptz,
+    last_status text CHECK (last_status IN ('running', 'success', 'failed', 'busy')),
+    last_error  text,
+    failures    int NOT NULL DEFAULT 0                      -- consecutive failed runs
 );
 COMMENT ON TABLE autocdc.pipeline IS 'autocdc pipelines: a named group of flows run together, owned by the role that created its first flow';
 
@@ -102,6 +111,7 @@ SELECT pg_catalog.pg_extension_config_dump('autocdc.checkpoint', '');
 SELECT pg_catalog.pg_extension_config_dump('autocdc.event_log', '');
 SELECT pg_catalog.pg_extension_config_dump('autocdc.event_log_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('autocdc.run_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.pipeline_id_seq', '');
 
 -- Catalog writes happen in C as the extension owner; everyone may read.
 REVOKE ALL ON autocdc.pipeline, autocdc.target, autocdc.flow, autocdc.checkpoint,
@@ -109,7 +119,26 @@ REVOKE ALL ON autocdc.pipeline, autocdc.target, autocdc.flow, autocdc.checkpoint
 GRANT SELECT ON autocdc.pipeline, autocdc.target, autocdc.flow, autocdc.checkpoint,
                 autocdc.event_log TO PUBLIC;
 
-CREATE VIEW autocdc.flows AS
+-- Each role sees its own pipelines and flows (and those of roles it is a
+-- member of); superusers see all.  autocdc's C code reads and writes as the
+-- extension owner, which these policies do not restrict.
+ALTER TABLE autocdc.pipeline ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.flow ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.checkpoint ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.target ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.event_log ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_pipelines ON autocdc.pipeline FOR SELECT
+    USING (pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'));
+CREATE POLICY own_flows ON autocdc.flow FOR SELECT
+    USING (pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'));
+CREATE POLICY own_checkpoints ON autocdc.checkpoint FOR SELECT
+    USING (EXISTS (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) flow));
+CREATE POLICY own_targets ON autocdc.target FOR SELECT
+    USING (EXISTS (SELECT 1 FROM autocdc.flow f WHERE f.target OPERATOR(pg_catalog.=) autocdc.target.target));
+CREATE POLICY own_events ON autocdc.event_log FOR SELECT
+    USING (EXISTS (SELECT 1 FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) pipeline));
+
+CREATE VIEW autocdc.flows WITH (security_invoker = true) AS
 SELECT f.name,
        f.pipeline,
        f.kind,
@@ -137,6 +166,22 @@ SELECT f.name,
                       ORDER BY e.id DESC LIMIT 1) l ON true;
 GRANT SELECT ON autocdc.flows TO PUBLIC;
 COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint and last run';
+
+CREATE VIEW autocdc.pipelines WITH (security_invoker = true) AS
+SELECT p.name,
+       p.owner,
+       p.schedule,
+       p.next_run_at,
+       p.last_started_at  AS last_run_at,
+       p.last_finished_at,
+       p.last_status,
+       p.last_error,
+       p.failures,
+       (SELECT pg_catalog.count(*) FROM autocdc.flow f
+         WHERE f.pipeline OPERATOR(pg_catalog.=) p.name) AS flows
+  FROM autocdc.pipeline p;
+GRANT SELECT ON autocdc.pipelines TO PUBLIC;
+COMMENT ON VIEW autocdc.pipelines IS 'autocdc: every pipeline with its schedule, last run, last status and next run';
 
 -- The read position stored after a run: its snapshot, with the run's own
 -- transaction marked as not yet visible (its rows are tracked by command id,
@@ -207,6 +252,19 @@ AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text)
     IS 'declare a flow that appends new source rows to a target by column name';
+
+CREATE FUNCTION autocdc.schedule(pipeline text, every interval)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_schedule'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.schedule(text, interval)
+    IS 'run a pipeline in the background worker every interval (0: continuously)';
+
+CREATE FUNCTION autocdc.unschedule(pipeline text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_unschedule'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.unschedule(text) IS 'stop running a pipeline in the background worker';
 
 CREATE FUNCTION autocdc.drop_flow(name text)
 RETURNS void

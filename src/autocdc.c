@@ -1,24 +1,35 @@
 /*-------------------------------------------------------------------------
  * autocdc.c
- *	  Module entry: settings.
+ *	  Module entry: settings, and the launcher when preloaded.
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "worker.h"
 
 #include <limits.h>
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 PG_MODULE_MAGIC;
 
 int			autocdc_tombstone_retention_s = 2 * 24 * 3600;
+char	   *autocdc_databases = NULL;
+int			autocdc_max_workers = 4;
+int			autocdc_naptime_ms = 1000;
+int			autocdc_max_retry_delay_s = 300;
+bool		autocdc_preloaded = false;
+bool		autocdc_log_empty_runs = true;
 
 void		_PG_init(void);
 
 void
 _PG_init(void)
 {
+	if (IsBinaryUpgrade)
+		return;
+
 	DefineCustomIntVariable("autocdc.tombstone_retention",
 							"How long deleted keys are remembered, so that late events older than the delete cannot bring them back.",
 							"Tombstones older than this are purged by the next run; -1 keeps them forever.",
@@ -26,5 +37,46 @@ _PG_init(void)
 							2 * 24 * 3600, -1, INT_MAX,
 							PGC_USERSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
+	DefineCustomStringVariable("autocdc.databases",
+							   "Databases whose scheduled pipelines the background worker runs.",
+							   "A comma-separated list of database names.",
+							   &autocdc_databases,
+							   "postgres",
+							   PGC_SIGHUP, GUC_LIST_INPUT,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("autocdc.max_workers",
+							"How many scheduled runs may go on at once in each database.",
+							"Each run is a background worker: max_worker_processes must leave room for them.",
+							&autocdc_max_workers,
+							4, 1, 64,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("autocdc.naptime",
+							"How often schedulers look for due pipelines, and how long a continuous pipeline waits when nothing was new.",
+							NULL,
+							&autocdc_naptime_ms,
+							1000, 10, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("autocdc.max_retry_delay",
+							"The longest wait before retrying a pipeline whose scheduled runs keep failing.",
+							"The wait doubles with each failure in a row, from the schedule's interval (or naptime) up to this.",
+							&autocdc_max_retry_delay_s,
+							300, 1, 7 * 24 * 3600,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("autocdc.log_empty_runs",
+							 "Whether a flow's run that read nothing and succeeded is written to autocdc.event_log.",
+							 "Turn it off to keep continuous pipelines' idle runs out of the log.",
+							 &autocdc_log_empty_runs,
+							 true,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("autocdc");
+
+	if (process_shared_preload_libraries_in_progress)
+	{
+		autocdc_preloaded = true;
+		autocdc_register_launcher();
+	}
 }

@@ -18,6 +18,15 @@
 
 /* Settings (autocdc.c). */
 extern int	autocdc_tombstone_retention_s;
+extern char *autocdc_databases;
+extern int	autocdc_max_workers;
+extern int	autocdc_naptime_ms;
+extern int	autocdc_max_retry_delay_s;
+extern bool autocdc_preloaded;
+extern bool autocdc_log_empty_runs;
+
+/* First half of the advisory lock key that keeps runs of a pipeline apart. */
+#define PIPELINE_LOCK_CLASS 1633903715
 
 /* Who runs a piece of work, with search_path pinned (util.c). */
 typedef struct UserSwitch

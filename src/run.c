@@ -30,9 +30,6 @@
 
 PG_FUNCTION_INFO_V1(autocdc_run);
 
-/* Arbitrary first half of the advisory lock key of a pipeline's runs. */
-#define PIPELINE_LOCK_CLASS 1633903715
-
 typedef struct FlowResult
 {
 	FlowDef    *flow;
@@ -409,8 +406,10 @@ autocdc_run(PG_FUNCTION_ARGS)
 		Interval   *dur = palloc0(sizeof(Interval));
 
 		dur->time = r->finished - r->started;
-		catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
-						  r->error, (double) dur->time / USECS_PER_SEC);
+		if (autocdc_log_empty_runs || r->counts.read > 0 ||
+			strcmp(r->status, "success") != 0)
+			catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
+							  r->error, (double) dur->time / USECS_PER_SEC);
 		values[0] = CStringGetTextDatum(r->flow->name);
 		values[1] = ObjectIdGetDatum(r->flow->target);
 		values[2] = CStringGetTextDatum(r->flow->kind);

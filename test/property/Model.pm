@@ -1,6 +1,7 @@
 package Model;
 
-# Reference model of an autocdc flow (SCD type 1 and SCD type 2), used by
+# Reference model of an autocdc flow (SCD type 1 and SCD type 2, and full
+# snapshots interleaved with CDC events on an SCD type 1 target), used by
 # the property test.
 #
 # It is written to be obviously right rather than fast, and shares nothing
@@ -37,6 +38,20 @@ package Model;
 #
 # Exact duplicate events collapse (they are removed before folding).
 #
+# Snapshots (SCD type 1, snapshot + CDC in one ordering domain) --
+# snapshot_events():
+#   A snapshot with version v is the full state of the source at v.  It
+#   acts as events at sequence v: an upsert at v for every key it holds, and
+#   a delete at v for every key it lacks -- which is exactly a truncate at v
+#   (it removes every key whose last event is older than v; an upsert at
+#   exactly v survives, the truncate sorting first) plus an upsert at v for
+#   each of its rows.  snapshot_events() turns a snapshot into those events;
+#   fold() then gives the target: a newer CDC event beats an older snapshot,
+#   a newer snapshot beats an older event, a key absent from a snapshot is
+#   gone at v unless a newer event keeps or restores it.  A CDC event at
+#   exactly v for a key the snapshot holds with other values is two
+#   different events for one key and sequence (fold() refuses it).
+#
 # Data shapes
 #   $config = {
 #       key_cols   => [ 'k' ] or [ 'k1', 'k2' ],
@@ -52,6 +67,10 @@ package Model;
 #       vals => { col => value or undef }      # only read for upserts
 #   }
 #   Values are plain Perl scalars (strings / numbers); undef means SQL NULL.
+#   $snapshot_row = {
+#       key  => [ key values ],
+#       vals => { col => value or undef }      # every value column
+#   }
 #
 # fold() returns a hash ref: key string => { col => value, ... } holding the
 # key and value columns of every row of the target.
@@ -64,7 +83,8 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-our @EXPORT_OK = qw(fold fold_scd2 key_string partial_columns tracked_columns);
+our @EXPORT_OK = qw(fold fold_scd2 key_string partial_columns tracked_columns
+                    snapshot_events);
 
 # Which value columns are partial for a given flow option set.
 #   $opts->{ignore_null_updates}                    : true/false
@@ -156,6 +176,24 @@ sub _group_events {
         $key_of{$k} = $ev->{key};
     }
     return (\@truncates, \%events_of_key, \%key_of);
+}
+
+# The events a snapshot with version $version stands for: a truncate at
+# $version, then an upsert at $version for each of its rows.  Two rows with
+# one key, or a NULL key, are refused.
+sub snapshot_events {
+    my ($config, $version, $rows) = @_;
+    die "model: snapshot without version\n" unless defined $version;
+    my @events = ({ kind => 'truncate', seq => $version });
+    my %seen;
+    for my $row (@$rows) {
+        die "model: NULL key in snapshot $version\n" if grep { !defined } @{ $row->{key} };
+        die "model: two rows for one key in snapshot $version\n"
+            if $seen{ key_string($row->{key}) }++;
+        push @events, { kind => 'upsert', seq => $version, key => [ @{ $row->{key} } ],
+                        vals => { map { $_ => $row->{vals}{$_} } @{ $config->{value_cols} } } };
+    }
+    return @events;
 }
 
 sub fold {

@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 # Self-check of the property test's reference model (Model.pm) against a
-# handful of hand-computed cases, for SCD type 1 (fold) and SCD type 2
-# (fold_scd2).
+# handful of hand-computed cases, for SCD type 1 (fold), SCD type 2
+# (fold_scd2) and snapshots interleaved with CDC events on an SCD type 1
+# target (snapshot_events + fold).
 #
 #   perl test/property/model_selftest.pl
 #
@@ -11,7 +12,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::Bin;
-use Model qw(fold fold_scd2 partial_columns tracked_columns);
+use Model qw(fold fold_scd2 partial_columns tracked_columns snapshot_events);
 
 my ($passed, $failed) = (0, 0);
 
@@ -327,6 +328,85 @@ check_scd2('composite key, tracked [b], partial [c]',
              && $@ =~ /truncate/;
     if ($ok) { $passed++; print "ok - scd2: truncates are refused\n" }
     else     { $failed++; print "not ok - scd2: truncates are refused (error: ", ($@ || 'none'), ")\n" }
+}
+
+# ===========================================================================
+# Snapshots + CDC on one SCD type 1 target (one ordering domain)
+
+my $acc = { key_cols => ['id'], value_cols => ['status'], partial => {} };
+sub acc_ev {    # a CDC event: U (upsert) or D (delete)
+    my ($op, $seq, $id, $status) = @_;
+    return { kind => ($op eq 'D' ? 'delete' : 'upsert'), seq => $seq, key => [$id],
+             vals => { status => $status } };
+}
+sub acc_snap {  # a snapshot: version, then id => status pairs
+    my ($version, @pairs) = @_;
+    my @rows;
+    while (my ($id, $status) = splice @pairs, 0, 2) {
+        push @rows, { key => [$id], vals => { status => $status } };
+    }
+    return snapshot_events($acc, $version, \@rows);
+}
+
+# The backfill example: CDC 1@15, 2@5, 4@12 and snapshot 10 {1,2,3}; then
+# snapshot 20 {1,3} with CDC 4@25, 3@18; then late 2@19; then 2@21.
+my @acc1 = (acc_ev(U => 15, 1, 'cdc15'), acc_ev(U => 5, 2, 'cdc5'), acc_ev(U => 12, 4, 'cdc12'),
+            acc_snap(10, 1 => 'snap10', 2 => 'snap10', 3 => 'snap10'));
+check('snapshot+cdc: snapshot 10 between CDC events', $acc, \@acc1,
+      'id=1,status=cdc15', 'id=2,status=snap10', 'id=3,status=snap10', 'id=4,status=cdc12');
+my @acc2 = (@acc1, acc_snap(20, 1 => 'snap20', 3 => 'snap20'),
+            acc_ev(U => 25, 4, 'cdc25'), acc_ev(U => 18, 3, 'cdc18'));
+my @acc2_result = ('id=1,status=snap20', 'id=3,status=snap20', 'id=4,status=cdc25');
+check('snapshot+cdc: snapshot 20 lacks 2 and 4; 4 kept by a newer event', $acc, \@acc2, @acc2_result);
+check('snapshot+cdc: late CDC 2@19, older than snapshot 20, stays out', $acc,
+      [ @acc2, acc_ev(U => 19, 2, 'cdc19') ], @acc2_result);
+check('snapshot+cdc: CDC 2@21, newer than snapshot 20, restores 2', $acc,
+      [ @acc2, acc_ev(U => 19, 2, 'cdc19'), acc_ev(U => 21, 2, 'cdc21') ],
+      @acc2_result, 'id=2,status=cdc21');
+check('snapshot+cdc: same, every event in reverse arrival order', $acc,
+      [ reverse(@acc2, acc_ev(U => 19, 2, 'cdc19'), acc_ev(U => 21, 2, 'cdc21')) ],
+      @acc2_result, 'id=2,status=cdc21');
+check('snapshot+cdc: same, snapshots replayed twice', $acc,
+      [ @acc2, acc_ev(U => 21, 2, 'cdc21'), @acc2 ], @acc2_result, 'id=2,status=cdc21');
+
+# Snapshots alone: the last one is the state; NULL is a value.
+check('snapshot: the newest snapshot is the state, NULL values included', $acc,
+      [ acc_snap(3, 1 => 'x', 2 => 'y'), acc_snap(1, 1 => 'old', 5 => 'old'),
+        acc_snap(2, 2 => 'z', 3 => undef) ],
+      'id=1,status=x', 'id=2,status=y');
+check('snapshot: a NULL in a snapshot overwrites an older value', $acc,
+      [ acc_ev(U => 1, 1, 'cdc1'), acc_snap(2, 1 => undef) ], 'id=1,status=NULL');
+check('snapshot: an empty snapshot removes every older key, not a newer one', $acc,
+      [ acc_ev(U => 1, 1, 'a'), acc_ev(U => 3, 1, 'b'), acc_ev(U => 1, 2, 'c'), acc_snap(2) ],
+      'id=1,status=b');
+check('snapshot: CDC delete newer than the snapshot deletes, an older one does nothing', $acc,
+      [ acc_snap(10, 1 => 's', 2 => 's'), acc_ev(D => 11, 1), acc_ev(D => 9, 2) ],
+      'id=2,status=s');
+check('snapshot: CDC upsert at exactly v for a key the snapshot lacks survives', $acc,
+      [ acc_ev(U => 1, 2, 'old'), acc_snap(10, 1 => 's'), acc_ev(U => 10, 2, 'at10') ],
+      'id=1,status=s', 'id=2,status=at10');
+check('snapshot: CDC delete at exactly v for a key the snapshot lacks: gone', $acc,
+      [ acc_ev(U => 1, 2, 'old'), acc_snap(10, 1 => 's'), acc_ev(D => 10, 2) ],
+      'id=1,status=s');
+check('snapshot: CDC upsert at exactly v equal to the snapshot row collapses', $acc,
+      [ acc_snap(10, 1 => 's'), acc_ev(U => 10, 1, 's'), acc_ev(U => 5, 1, 'older') ],
+      'id=1,status=s');
+check('snapshot: composite key',
+      { key_cols => [qw(k1 k2)], value_cols => [qw(a b)], partial => {} },
+      [ { kind => 'upsert', seq => 1, key => [ 1, 'x' ], vals => { a => 1, b => 'p' } },
+        { kind => 'upsert', seq => 5, key => [ 1, 'y' ], vals => { a => 2, b => 'q' } },
+        snapshot_events({ value_cols => [qw(a b)] }, 4,
+                        [ { key => [ 2, 'x' ], vals => { a => 3, b => undef } },
+                          { key => [ 1, 'y' ], vals => { a => 4, b => 'r' } } ]) ],
+      'k1=1,k2=y,a=2,b=q', 'k1=2,k2=x,a=3,b=NULL');
+check_dies('snapshot: CDC event at exactly v with other values for a key it holds', $acc,
+           [ acc_snap(10, 1 => 's'), acc_ev(U => 10, 1, 't') ], qr/two different events/);
+check_dies('snapshot: CDC delete at exactly v for a key it holds', $acc,
+           [ acc_snap(10, 1 => 's'), acc_ev(D => 10, 1) ], qr/two different events/);
+{
+    my $ok = !eval { acc_snap(10, 1 => 's', 1 => 't'); 1 } && $@ =~ /two rows for one key/;
+    if ($ok) { $passed++; print "ok - snapshot: two rows for one key are refused\n" }
+    else     { $failed++; print "not ok - snapshot: two rows for one key are refused (error: ", ($@ || 'none'), ")\n" }
 }
 
 print "model_selftest: $passed passed, $failed failed\n";

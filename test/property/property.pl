@@ -1,5 +1,6 @@
 #!/usr/bin/perl
-# Property test for autocdc SCD type 1 and SCD type 2 flows.
+# Property test for autocdc SCD type 1 and SCD type 2 flows, and for full
+# snapshots interleaved with CDC events on one SCD type 1 target.
 #
 #   perl test/property/property.pl --seeds N [--first-seed S] [--soak]
 #        [--batch B] [--jobs J] [--shrink] [--keep] [--check-counts] [--verbose]
@@ -22,13 +23,29 @@
 #   SCD type 2: scd2 (all columns tracked), scd2_track (a track-history
 #               column list or except list), scd2_partial (ignore-null
 #               updates), scd2_mixed (track history + partial + composite key)
-# By default all nine are selected, so 300 seeds give every mode 33 seeds.
+#   snapshot + CDC on one SCD type 1 target (one bigint ordering domain):
+#               snap_cdc (int key), snap_cdc_mixed (composite key, more
+#               deletes and replays, CDC events at a snapshot's version,
+#               sequences beyond the int range, varied snapshot functions,
+#               snapshot tables with other column order and types)
+#   A snapshot seed has, besides its CDC events, 1-4 snapshots (random
+#   subsets of the keys, random values, NULLs too) with increasing
+#   versions, registered in the steps of the runs in version order; the
+#   snapshot flow's function hands them out one by one.  The model folds
+#   each snapshot as a truncate at its version plus an upsert at its version
+#   for each of its rows (Model::snapshot_events).
+# By default all eleven are selected, and the default number of seeds is
+# 100 per selected mode (1100 for all eleven): every mode gets 100 seeds.
+# Fewer seeds give some mode fewer than 100; the last lines say so.
 # With --scd1-only (or --modes scd1) a seed gives exactly the case it gave
-# before SCD type 2 existed in this test.
+# before SCD type 2 existed in this test; with --modes scd1,scd2 exactly the
+# case it gave before the snapshot modes existed.
 #
 # If the engine refuses stored_as_scd_type => 2 (checked once, before the
 # seeds run), every SCD type 2 seed counts as a failure ("scd2-unavailable")
 # without being run; use --scd1-only to run only the SCD type 1 modes.
+# Likewise, without autocdc.create_auto_cdc_from_snapshot_flow() every
+# snapshot seed counts as a failure ("snapshot-unavailable").
 #
 # Only core Perl and the psql binary are used.  Connection settings come
 # from the environment (PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD), e.g.
@@ -36,25 +53,29 @@
 #                                 perl test/property/property.pl --seeds 20'
 #
 # Many seeds go into one psql script (one schema prop_<seed> and one pipeline
-# p<seed> per seed); markers in the output ("@@BEGIN", "@@RUN", "@@ROW",
+# p<seed> per seed; a snapshot seed's pipeline has the flows f<seed> and
+# f<seed>_snap); markers in the output ("@@BEGIN", "@@RUN", "@@ROW",
 # "@@END") split it per seed.  Schemas are dropped afterwards unless --keep.
 #
 # Options
-#   --seeds N        number of seeds (default 100; 2000 with --soak)
+#   --seeds N        number of seeds (default 100 per selected mode, 1100
+#                    for all eleven; 2000 with --soak)
 #   --first-seed S   first seed (default 1)
 #   --soak           many seeds (default 2000), same code
 #   --batch B        seeds per psql invocation (default 25)
 #   --jobs J         psql invocations running at once (default 1)
 #   --shrink         for each failing seed (at most 3), search for a smaller
-#                    case that still fails and report it too
+#                    case that still fails and report it too (snapshot
+#                    seeds: also fewer snapshots and snapshot rows)
 #   --keep           keep the schemas of the seeds (do not drop them)
 #   --check-counts   also require rows_read of each run to equal the number
-#                    of rows inserted since the previous run
+#                    of rows inserted since the previous run (snapshot
+#                    flow: the rows of the snapshots registered since)
 #   --verbose        print one line per passing seed
 #   --print-sql      print the psql script and the expected rows of the
 #                    seeds, without connecting to a database
-#   --modes LIST     comma-separated modes to cycle through; "scd1", "scd2"
-#                    and "all" stand for groups (default: all)
+#   --modes LIST     comma-separated modes to cycle through; "scd1", "scd2",
+#                    "snap" and "all" stand for groups (default: all)
 #   --scd1-only      same as --modes scd1
 #
 # The last line is "property: N passed, M failed"; the exit code is non-zero
@@ -65,7 +86,7 @@ use warnings;
 
 use FindBin;
 use lib $FindBin::Bin;
-use Model qw(fold fold_scd2 key_string partial_columns tracked_columns);
+use Model qw(fold fold_scd2 key_string partial_columns tracked_columns snapshot_events);
 use Getopt::Long qw(GetOptions);
 use File::Temp qw(tempdir);
 use POSIX qw(_exit);
@@ -87,7 +108,6 @@ if ($opt{help}) {
     print $USAGE;
     exit 0;
 }
-my $n_seeds = $opt{seeds} // ($opt{soak} ? 2000 : 100);
 my $first   = $opt{'first-seed'};
 die "--first-seed must be >= 0\n" if $first < 0;
 die "--batch must be >= 1\n" if $opt{batch} < 1;
@@ -106,23 +126,31 @@ my $workdir = tempdir('autocdc-property-XXXXXX', TMPDIR => 1, CLEANUP => 0);
 # case as before SCD type 2 modes existed.
 my @SCD1_MODES = qw(plain partial column_list truncates mixed);
 my @SCD2_MODES = qw(scd2 scd2_track scd2_partial scd2_mixed);
+my @SNAP_MODES = qw(snap_cdc snap_cdc_mixed);
 my @MODES;
 {
-    my %group = (scd1 => \@SCD1_MODES, scd2 => \@SCD2_MODES, all => [ @SCD1_MODES, @SCD2_MODES ]);
-    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES;
+    my %group = (scd1 => \@SCD1_MODES, scd2 => \@SCD2_MODES, snap => \@SNAP_MODES,
+                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES ]);
+    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES;
     my $spec  = $opt{'scd1-only'} ? 'scd1' : $opt{modes} // 'all';
     my %chosen;
     for my $m (split /\s*,\s*/, $spec) {
         next if $m eq '';
         my @ms = $group{$m} ? @{ $group{$m} } : $known{$m} ? ($m) : ();
-        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES; groups: scd1 scd2 all)\n"
+        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES;"
+          . " groups: scd1 scd2 snap all)\n"
             unless @ms;
         $chosen{$_} = 1 for @ms;
     }
-    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES;    # fixed order
+    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES;    # fixed order
     die "--modes: no mode selected\n" unless @MODES;
 }
 sub is_scd2_mode { return $_[0] =~ /^scd2/ ? 1 : 0 }
+
+# Seeds every mode needs at least, and the default number of seeds: that
+# many per selected mode (1100 for all eleven), 2000 with --soak.
+my $SEEDS_PER_MODE = 100;
+my $n_seeds = $opt{seeds} // ($opt{soak} ? 2000 : $SEEDS_PER_MODE * @MODES);
 
 # Column types.  Key columns: k int, or (k1 int, k2 text).  Value columns:
 # a int, b text, c int (c only in some seeds).  op and seq are excepted.
@@ -170,6 +198,7 @@ sub generate_case {
     my ($seed) = @_;
     srand($seed);
     my $mode = $MODES[ $seed % @MODES ];
+    return generate_snap_case($seed, $mode) if is_snap_mode($mode);
     my $scd2 = is_scd2_mode($mode);
     my %case = (seed => $seed, mode => $mode, scd => $scd2 ? 2 : 1);
 
@@ -354,6 +383,9 @@ sub expected_lines {
     my ($case) = @_;
     my @events = map { row_to_event($case, $_) } map { @$_ } @{ $case->{runs} };
     return expected_lines_scd2($case, \@events) if $case->{scd} == 2;
+    # Snapshots: a truncate at the version plus an upsert for each row.
+    push @events, snapshot_events({ value_cols => $case->{value_cols} }, $_->{version}, $_->{rows})
+        for case_snapshots($case);
     my $result = fold({ key_cols   => $case->{key_cols},
                         value_cols => $case->{value_cols},
                         partial    => $case->{partial} }, \@events);
@@ -409,6 +441,7 @@ sub sql_array {
 # while shrinking.  $drop: drop the schema at the end.
 sub case_sql {
     my ($case, $tag, $drop) = @_;
+    return snap_case_sql($case, $tag, $drop) if $case->{snap};
     my $schema = "prop_$tag";
     my @key_cols   = @{ $case->{key_cols} };
     my @value_cols = @{ $case->{value_cols} };
@@ -556,6 +589,10 @@ sub judge {
     my $n_runs = @{ $case->{runs} };
     for my $n (1 .. $n_runs) {
         my $rr = $res->{runs}{$n} || [];
+        if ($case->{snap}) {
+            push @problems, snap_run_problems($case, $n, $rr);
+            next;
+        }
         if (@$rr != 1) {
             push @problems, "run $n: autocdc.run() returned " . scalar(@$rr) . ' rows, expected 1';
             next;
@@ -630,6 +667,413 @@ sub scd2_integrity {
 }
 
 # ---------------------------------------------------------------------------
+# Snapshot + CDC modes: full snapshots interleaved with CDC events on one
+# SCD type 1 target, in one ordering domain.
+#
+# A case of these modes has, besides the CDC rows of its runs, a list of
+# snapshots per run ($case{run_snaps}[i]: the snapshots registered in the
+# step of run i+1, in increasing version order across the runs).  Each
+# snapshot is a table snap_<id> holding the full state at its version, made
+# visible to the snapshot flow's function by a row (version, 'snap_<id>') of
+# the table snap_versions; the function returns the snapshot with the
+# smallest version above the latest applied one.  CDC sequences are odd and
+# snapshot versions even (plus a common offset), so a CDC event never
+# shares a sequence with a snapshot, except the deliberate "coincident"
+# events of snap_cdc_mixed: an exact copy of a snapshot row through CDC, or
+# an event at v for a key the snapshot lacks -- both valid streams.
+#
+# The model: a snapshot at v is a truncate at v plus an upsert at v for each
+# of its rows (Model::snapshot_events), folded with the CDC events.
+
+sub is_snap_mode { return $_[0] =~ /^snap_/ ? 1 : 0 }
+
+# The snapshot flow's name, from the CDC flow's (f<tag>).
+sub snap_flow_name { return "$_[0]_snap" }
+
+sub generate_snap_case {
+    my ($seed, $mode) = @_;
+    my $mixed = $mode eq 'snap_cdc_mixed' ? 1 : 0;
+    my %case = (seed => $seed, mode => $mode, scd => 1, snap => 1, truncates => 0,
+                flow => {}, partial => {});
+
+    # Columns: an int key (snap_cdc) or (k1 int, k2 text) (snap_cdc_mixed).
+    $case{key_cols}   = $mixed ? [qw(k1 k2)] : ['k'];
+    $case{value_cols} = [ 'a', 'b', (rand() < 0.5 ? ('c') : ()) ];
+    my @kcols = @{ $case{key_cols} };
+    my @vcols = @{ $case{value_cols} };
+
+    my @src_cols = (@kcols, @vcols, 'op', 'seq');
+    shuffle_in_place(\@src_cols) if rand() < 0.4;
+    $case{src_cols} = \@src_cols;
+
+    # Keys.
+    my $n_keys = 5 + int(rand(8));    # 5..12
+    my (@keys, %key_used);
+    while (@keys < $n_keys) {
+        my $key = $mixed ? [ 1 + int(rand(4)), pick(qw(x y z), 'w v', "q'r") ]
+                         : [ int(rand(200)) - 20 ];
+        next if $key_used{ key_string($key) }++;
+        push @keys, $key;
+    }
+
+    # The ordering domain: slots t in [t_lo, t_hi]; a CDC event at slot t has
+    # sequence offset + 2t + 1, a snapshot at slot t has version offset + 2t.
+    # The offset sometimes takes the domain past the range of int.
+    my $n_events = 20 + int(rand(61));    # 20..80 distinct CDC events
+    my $t_lo     = rand() < 0.2 ? -int(rand(10)) : 0;
+    my $t_hi     = $t_lo + int($n_events / $n_keys * 1.5) + 3;
+    my $offset   = $mixed && rand() < 0.25 ? (rand() < 0.5 ? 1 : -1) * 5_000_000_000 : 0;
+    my $cdc_seq  = sub { $offset + 2 * $_[0] + 1 };
+    my $p_delete = $mixed ? 0.2 : 0.15;
+
+    my %slot_used;      # "key|seq" taken
+    my %values_of;      # key string => [ value sets of its upserts and snapshot rows ]
+    my @rows;
+    while (@rows < $n_events) {
+        my ($key, $seq);
+        for (1 .. 100) {
+            my $try_key = pick(@keys);
+            my $try_seq = $cdc_seq->($t_lo + int(rand($t_hi - $t_lo + 1)));
+            next if $slot_used{ key_string($try_key) . "|$try_seq" };
+            ($key, $seq) = ($try_key, $try_seq);
+            last;
+        }
+        last unless defined $key;
+        $slot_used{ key_string($key) . "|$seq" } = 1;
+        my %row = (seq => $seq);
+        @row{@kcols} = @$key;
+        if (rand() < $p_delete) {
+            $row{op} = 'D';
+            my $with_values = rand() < 0.5;    # a delete's values are ignored
+            $row{$_} = $with_values && rand() > 0.1 ? random_value($_) : undef for @vcols;
+        }
+        else {
+            my $r = rand();
+            $row{op} = $r < 0.05 ? undef : $r < 0.5 ? 'I' : 'U';
+            $row{$_} = rand() < 0.1 ? undef : random_value($_) for @vcols;
+            push @{ $values_of{ key_string($key) } }, { map { $_ => $row{$_} } @vcols };
+        }
+        push @rows, \%row;
+    }
+
+    # Snapshots: 1..4 distinct slots in [t_lo - 1, t_hi + 1] (so also
+    # before the first and after the last CDC event), each a random subset
+    # of the keys with random values (NULLs too).  snap_cdc_mixed sometimes
+    # repeats values a key already had (unchanged rows) and sometimes adds
+    # coincident CDC events at the snapshot's version.
+    my $n_snaps = 1 + int(rand(4));
+    my %tslot;
+    $tslot{ $t_lo - 1 + int(rand($t_hi - $t_lo + 3)) } = 1 while keys %tslot < $n_snaps;
+    my @snaps;
+    my $id = 0;
+    for my $t (sort { $a <=> $b } keys %tslot) {
+        my $version = $offset + 2 * $t;
+        my $p_in    = rand() < 0.05 ? 0 : pick(0.3, 0.6, 0.9);    # sometimes empty
+        my (@srows, %holds);
+        for my $key (@keys) {
+            next unless rand() < $p_in;
+            my $ks = key_string($key);
+            my $vals;
+            if ($mixed && $values_of{$ks} && rand() < 0.35) {
+                $vals = { %{ pick(@{ $values_of{$ks} }) } };
+            }
+            else {
+                $vals = { map { $_ => (rand() < 0.15 ? undef : random_value($_)) } @vcols };
+            }
+            push @srows, { key => [@$key], vals => $vals };
+            push @{ $values_of{$ks} }, $vals;
+            $holds{$ks} = $vals;
+        }
+        shuffle_in_place(\@srows);
+        my %snap = (id => ++$id, version => $version, rows => \@srows);
+        # How its table looks: column order, and int value columns as bigint.
+        my @scols = (@kcols, @vcols);
+        shuffle_in_place(\@scols) if rand() < 0.4;
+        $snap{cols} = \@scols;
+        $snap{bigint} = { map { $_ => 1 } grep { $TYPE{$_} eq 'int' } @vcols }
+            if $mixed && rand() < 0.2;
+        push @snaps, \%snap;
+
+        # Coincident CDC events at exactly the version.
+        next unless $mixed && rand() < 0.3;
+        for (1 .. 1 + int(rand(2))) {
+            my $key = pick(@keys);
+            my $ks  = key_string($key);
+            next if $slot_used{"$ks|$version"}++;
+            my %row = (seq => $version);
+            @row{@kcols} = @$key;
+            if ($holds{$ks}) {    # the same row through CDC: an exact duplicate
+                $row{op} = pick('I', 'U', undef);
+                $row{$_} = $holds{$ks}{$_} for @vcols;
+            }
+            elsif (rand() < 0.3) {
+                $row{op} = 'D';
+                $row{$_} = undef for @vcols;
+            }
+            else {                # an upsert at v survives the snapshot lacking the key
+                $row{op} = pick('I', 'U');
+                $row{$_} = rand() < 0.1 ? undef : random_value($_) for @vcols;
+            }
+            $row{coincident} = 1;
+            push @rows, \%row;
+        }
+    }
+
+    # Exact duplicates: the same row again, maybe in a later run.
+    my $p_dup = $mixed ? 0.2 : 0.1;
+    my @all = @rows;
+    for my $row (@rows) {
+        next unless rand() < $p_dup;
+        push @all, { %$row, dup => 1 };
+        push @all, { %$row, dup => 1 } if rand() < 0.2;
+    }
+
+    # Arrival order and the split into runs (empty runs are allowed).
+    shuffle_in_place(\@all);
+    my $n_runs = 1 + int(rand(6));
+    my @cuts = sort { $a <=> $b } map { int(rand(@all + 1)) } 2 .. $n_runs;
+    my @runs;
+    my $from = 0;
+    for my $to (@cuts, scalar @all) {
+        push @runs, [ @all[ $from .. $to - 1 ] ];
+        $from = $to;
+    }
+    # snap_cdc_mixed: sometimes a later run replays part of an earlier one.
+    if ($mixed && @runs > 1 && rand() < 0.3) {
+        my $i = int(rand(@runs - 1));
+        my $j = $i + 1 + int(rand(@runs - $i - 1));
+        push @{ $runs[$j] }, map { { %$_, dup => 1 } } grep { rand() < 0.5 } @{ $runs[$i] };
+    }
+    $case{runs}       = \@runs;
+    $case{row_by_row} = [ map { rand() < 0.2 ? 1 : 0 } @runs ];
+
+    # Snapshot i goes into the step of run j_i, j_i non-decreasing.
+    my @at = sort { $a <=> $b } map { int(rand(@runs)) } @snaps;
+    $case{run_snaps} = [ map { [] } @runs ];
+    push @{ $case{run_snaps}[ $at[$_] ] }, $snaps[$_] for 0 .. $#snaps;
+
+    # When the snapshot flow is created: before the CDC flow (the target
+    # created by the test), after it, or in the step of the first run that
+    # has a snapshot (the only choice unless the first run has one).
+    $case{snap_flow_at} = @{ $case{run_snaps}[0] } ? pick('before_cdc', 'after_cdc', 'first_snapshot')
+                                                    : 'first_snapshot';
+    $case{precreate_target} = $case{snap_flow_at} eq 'before_cdc' || rand() < 0.3 ? 1 : 0;
+    if ($case{precreate_target}) {
+        my @tcols = (@kcols, @vcols);
+        shuffle_in_place(\@tcols) if $mixed && rand() < 0.3;
+        $case{target_cols_order} = \@tcols;
+    }
+    # The snapshot flow's keys (matched case-insensitively) and function.
+    $case{snap_keys} = [ $mixed && rand() < 0.3 ? map { uc } @kcols : @kcols ];
+    $case{snap_fn}   = $mixed ? pick('sql', 'sql_search_path', 'plpgsql') : 'sql';
+    return \%case;
+}
+
+# Every snapshot of a case, in version order.
+sub case_snapshots {
+    my ($case) = @_;
+    return map { @$_ } @{ $case->{run_snaps} || [] };
+}
+
+# The snapshot flow is created at the start (before or after the CDC flow)
+# if the case says so and the first run has a snapshot; else in the step of
+# the first run that has one.  Returns 'before_cdc', 'after_cdc' or the run
+# index (0-based), or undef if there is no snapshot at all.
+sub snap_flow_created_at {
+    my ($case) = @_;
+    my $rs = $case->{run_snaps};
+    my ($first) = grep { @{ $rs->[$_] } } 0 .. $#$rs;
+    return undef unless defined $first;
+    return $case->{snap_flow_at} if $first == 0 && $case->{snap_flow_at} ne 'first_snapshot';
+    return $first;
+}
+
+# The psql script of a snapshot + CDC case (see case_sql).
+sub snap_case_sql {
+    my ($case, $tag, $drop) = @_;
+    my $schema     = "prop_$tag";
+    my @key_cols   = @{ $case->{key_cols} };
+    my @value_cols = @{ $case->{value_cols} };
+    my @src_cols   = @{ $case->{src_cols} };
+    my $cdc_flow   = "f$tag";
+    my $snap_flow  = snap_flow_name($cdc_flow);
+    my %type       = (%TYPE, seq => 'bigint');    # one bigint ordering domain
+    my @sql;
+
+    push @sql, "\\echo \@\@BEGIN $tag",
+               "DROP SCHEMA IF EXISTS $schema CASCADE;",
+               "DO \$\$ BEGIN IF to_regprocedure('autocdc.drop_flow(text)') IS NOT NULL"
+             . " AND to_regclass('autocdc.flows') IS NOT NULL THEN"
+             . " EXECUTE 'SELECT autocdc.drop_flow(name) FROM autocdc.flows WHERE name IN"
+             . " (''$cdc_flow'', ''$snap_flow'')'; END IF; END \$\$;",
+               "CREATE SCHEMA $schema;",
+               "CREATE TABLE $schema.src (" . join(', ', map { "$_ $type{$_}" } @src_cols) . ");",
+               "CREATE TABLE $schema.snap_versions (version bigint PRIMARY KEY, relname text NOT NULL);";
+
+    # The snapshot function.  It runs with search_path = pg_catalog: every
+    # name in it is qualified, or it sets its own search_path.
+    my $fn_head = "CREATE FUNCTION $schema.next_snap(latest bigint)"
+                . ' RETURNS TABLE (snapshot regclass, version bigint)';
+    my $pick_next = ' WHERE latest IS NULL OR v.version > latest ORDER BY v.version LIMIT 1';
+    if ($case->{snap_fn} eq 'sql_search_path') {
+        push @sql, "$fn_head LANGUAGE sql SET search_path = $schema AS \$fn\$"
+                 . ' SELECT quote_ident(v.relname)::regclass, v.version FROM snap_versions v'
+                 . "$pick_next \$fn\$;";
+    }
+    elsif ($case->{snap_fn} eq 'plpgsql') {
+        push @sql, "$fn_head LANGUAGE plpgsql AS \$fn\$ BEGIN RETURN QUERY"
+                 . " SELECT format('%I.%I', '$schema', v.relname)::regclass, v.version"
+                 . " FROM $schema.snap_versions v$pick_next; END \$fn\$;";
+    }
+    else {
+        push @sql, "$fn_head LANGUAGE sql AS \$fn\$"
+                 . " SELECT format('%I.%I', '$schema', v.relname)::regclass, v.version"
+                 . " FROM $schema.snap_versions v$pick_next \$fn\$;";
+    }
+
+    if ($case->{precreate_target}) {
+        push @sql, "CREATE TABLE $schema.tgt ("
+                 . join(', ', map { "$_ $type{$_}" } @{ $case->{target_cols_order} })
+                 . ', PRIMARY KEY (' . join(', ', @key_cols) . '));';
+    }
+
+    my $snap_flow_sql = "SELECT autocdc.create_auto_cdc_from_snapshot_flow(\n    "
+        . join(",\n    ", "target => '$schema.tgt'", 'keys => ' . sql_array($case->{snap_keys}),
+                          "source_function => '$schema.next_snap(bigint)'",
+                          "name => '$snap_flow'", "pipeline => 'p$tag'") . ');';
+    my $cdc_flow_sql = "SELECT autocdc.create_auto_cdc_flow(\n    "
+        . join(",\n    ", "target => '$schema.tgt'", "source => '$schema.src'::regclass",
+                          'keys => ' . sql_array(\@key_cols), "sequence_by => 'seq'",
+                          "apply_as_deletes => 'op = ''D'''",
+                          "except_column_list => ARRAY['op', 'seq']::text[]",
+                          "pipeline => 'p$tag'", "name => '$cdc_flow'") . ');';
+    my $snap_at = snap_flow_created_at($case) // 'never';
+    push @sql, $snap_flow_sql if $snap_at eq 'before_cdc';
+    push @sql, $cdc_flow_sql;
+    push @sql, $snap_flow_sql if $snap_at eq 'after_cdc';
+
+    my $run_no = 0;
+    for my $run (@{ $case->{runs} }) {
+        $run_no++;
+        if (@$run) {
+            my $cols = join ', ', @src_cols;
+            my @tuples = map { my $r = $_; '(' . join(', ', map { sql_value($_, $r->{$_}) } @src_cols) . ')' } @$run;
+            if ($case->{row_by_row}[ $run_no - 1 ]) {
+                push @sql, "INSERT INTO $schema.src ($cols) VALUES $_;" for @tuples;
+            }
+            else {
+                push @sql, "INSERT INTO $schema.src ($cols) VALUES\n    " . join(",\n    ", @tuples) . ';';
+            }
+        }
+        for my $snap (@{ $case->{run_snaps}[ $run_no - 1 ] }) {
+            my $table = "snap_$snap->{id}";
+            my @scols = @{ $snap->{cols} };
+            my %stype = (%type, map { $_ => 'bigint' } keys %{ $snap->{bigint} || {} });
+            push @sql, "CREATE TABLE $schema.$table (" . join(', ', map { "$_ $stype{$_}" } @scols) . ');';
+            if (@{ $snap->{rows} }) {
+                my @tuples = map {
+                    my $r = $_;
+                    my %v = (%{ $r->{vals} }, map { $key_cols[$_] => $r->{key}[$_] } 0 .. $#key_cols);
+                    '(' . join(', ', map { sql_value($_, $v{$_}) } @scols) . ')';
+                } @{ $snap->{rows} };
+                push @sql, "INSERT INTO $schema.$table (" . join(', ', @scols) . ") VALUES\n    "
+                         . join(",\n    ", @tuples) . ';';
+            }
+            push @sql, "INSERT INTO $schema.snap_versions VALUES ($snap->{version}, '$table');";
+        }
+        push @sql, $snap_flow_sql if $snap_at eq ($run_no - 1);
+        push @sql, "SELECT '\@\@RUN', '$tag', $run_no, status, rows_read, rows_upserted,"
+                 . " rows_deleted, rows_skipped, flow FROM autocdc.run(pipeline => 'p$tag') ORDER BY flow;";
+    }
+    push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols)
+             . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols) . ';';
+    push @sql, "DROP SCHEMA $schema CASCADE;" if $drop;
+    push @sql, "\\echo \@\@END $tag", '';
+    return join "\n", @sql;
+}
+
+# The flows autocdc.run() reports in run $n (1-based) of a snapshot + CDC
+# case, each [ which, rows read ]: the CDC flow reads the rows inserted in
+# its step, the snapshot flow (once it exists) the rows of the snapshots
+# registered in it.
+sub snap_run_flows {
+    my ($case, $n) = @_;
+    my @flows = ([ 'cdc', scalar @{ $case->{runs}[ $n - 1 ] } ]);
+    my $at = snap_flow_created_at($case);
+    if (defined $at && ($at !~ /^\d+$/ || $at <= $n - 1)) {
+        my $read = 0;
+        $read += @{ $_->{rows} } for @{ $case->{run_snaps}[ $n - 1 ] };
+        push @flows, [ 'snapshot', $read ];
+    }
+    return @flows;
+}
+
+# The problems of run $n of a snapshot + CDC case: every flow that exists
+# reports one row with status success (and, with --check-counts, reads
+# what its step gave it).  $rr: the @@RUN rows of the run, each
+# [ status, read, upserted, deleted, skipped, flow ].
+sub snap_run_problems {
+    my ($case, $n, $rr) = @_;
+    my @want = snap_run_flows($case, $n);
+    my (@problems, %got);
+    for my $row (@$rr) {
+        my $which = ($row->[5] // '') =~ /_snap$/ ? 'snapshot' : 'cdc';
+        push @problems, "run $n: autocdc.run() reported the $which flow twice" if $got{$which};
+        $got{$which} = $row;
+    }
+    push @problems, "run $n: autocdc.run() returned " . scalar(@$rr) . ' rows, expected '
+                  . scalar(@want) . ' (' . join(', ', map { "$_->[0] flow" } @want) . ')'
+        if @$rr != @want;
+    for my $w (@want) {
+        my ($which, $given) = @$w;
+        my $row = $got{$which};
+        if (!$row) {
+            push @problems, "run $n: no row for the $which flow";
+            next;
+        }
+        my ($status, $read) = @$row;
+        push @problems, "run $n: $which flow: status '$status', expected 'success'"
+            if $status ne 'success';
+        push @problems, "run $n: $which flow: rows_read $read, but " . ($which eq 'cdc'
+                        ? "$given rows were inserted" : "the snapshots registered hold $given rows")
+            if $opt{'check-counts'} && $read ne $given;
+    }
+    return @problems;
+}
+
+# describe_flow()'s words for the snapshot side of a case.
+sub describe_snap_flow {
+    my ($case) = @_;
+    my $at = snap_flow_created_at($case);
+    my $when = !defined $at ? 'never (no snapshot)'
+             : $at =~ /^\d+$/ ? 'in the step of run ' . ($at + 1)
+             : $at eq 'before_cdc' ? 'before the CDC flow' : 'after the CDC flow';
+    return ('sequence_by=seq bigint',
+            'snapshot_flow: keys=[' . join(',', @{ $case->{snap_keys} }) . "] function=$case->{snap_fn}"
+          . " created $when, target created by "
+          . ($case->{precreate_target} ? 'the test (' . join(', ', @{ $case->{target_cols_order} }) . ')'
+                                       : 'the CDC flow'),
+            'snapshots=' . scalar(case_snapshots($case)));
+}
+
+# report_failure()'s lines for the snapshots registered in one run's step.
+sub describe_run_snaps {
+    my ($case, $snaps) = @_;
+    my @out;
+    for my $snap (@$snaps) {
+        my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} });
+        push @out, "      snapshot version $snap->{version} (table snap_$snap->{id}, "
+                 . scalar(@{ $snap->{rows} }) . ' rows'
+                 . ($snap->{bigint} && %{ $snap->{bigint} } ? ', int columns as bigint' : '') . '):';
+        for my $r (@{ $snap->{rows} }) {
+            my %v = (%{ $r->{vals} }, map { $case->{key_cols}[$_] => $r->{key}[$_] } 0 .. $#{ $case->{key_cols} });
+            push @out, '        ' . join(' ', map { "$_=" . (defined $v{$_} ? ($TYPE{$_} eq 'text' ? "'$v{$_}'" : $v{$_}) : 'NULL') } @cols);
+        }
+    }
+    return @out;
+}
+
+# ---------------------------------------------------------------------------
 # Reporting
 
 sub describe_flow {
@@ -652,6 +1096,7 @@ sub describe_flow {
     }
     push @d, 'partial=[' . join(',', sort keys %{ $case->{partial} }) . ']';
     push @d, 'apply_as_truncates=' . ($case->{truncates} ? "op='T'" : 'none');
+    push @d, describe_snap_flow($case) if $case->{snap};
     return join ' ', @d;
 }
 
@@ -660,7 +1105,8 @@ sub describe_row {
     my $ev = row_to_event($case, $row);
     my @f = map { "$_=" . (defined $row->{$_} ? ($TYPE{$_} eq 'text' ? "'$row->{$_}'" : $row->{$_}) : 'NULL') }
             (@{ $case->{key_cols} }, @{ $case->{value_cols} }, 'op', 'seq');
-    return sprintf('%-8s %s%s', $ev->{kind}, join(' ', @f), $row->{dup} ? '  (exact duplicate)' : '');
+    return sprintf('%-8s %s%s%s', $ev->{kind}, join(' ', @f), $row->{dup} ? '  (exact duplicate)' : '',
+                   $row->{coincident} ? '  (at a snapshot version)' : '');
 }
 
 sub report_failure {
@@ -677,11 +1123,17 @@ sub report_failure {
         my $how = @$run ? ($case->{row_by_row}[ $n - 1 ] ? 'one INSERT per row' : 'one INSERT') : 'no rows';
         my $result = '';
         if ($res && $res->{runs}{$n} && @{ $res->{runs}{$n} }) {
-            my ($st, $rd, $up, $de, $sk) = @{ $res->{runs}{$n}[0] };
-            $result = " -> status=$st read=$rd upserted=$up deleted=$de skipped=$sk";
+            my @results;
+            for my $rr ($case->{snap} ? @{ $res->{runs}{$n} } : $res->{runs}{$n}[0]) {
+                my ($st, $rd, $up, $de, $sk, $fl) = @$rr;
+                push @results, ($case->{snap} ? ($fl =~ /_snap$/ ? 'snapshot flow: ' : 'cdc flow: ') : '')
+                             . "status=$st read=$rd upserted=$up deleted=$de skipped=$sk";
+            }
+            $result = ' -> ' . join('; ', @results);
         }
         push @out, "    run $n (" . scalar(@$run) . " rows, $how)$result";
         push @out, map { '      ' . describe_row($case, $_) } @$run;
+        push @out, describe_run_snaps($case, $case->{run_snaps}[ $n - 1 ]) if $case->{snap};
     }
     my $cols = join '|', target_cols($case);
     my @expected = @{ expected_lines($case) };
@@ -727,6 +1179,7 @@ sub shrink {
     my %c = %$case;
     $c{runs}       = [ map { [@$_] } @{ $case->{runs} } ];
     $c{row_by_row} = [ @{ $case->{row_by_row} } ];
+    $c{run_snaps}  = [ map { [@$_] } @{ $case->{run_snaps} } ] if $case->{run_snaps};
     my ($best_tag, $best_verdict, $best_res);
 
     my $try = sub {
@@ -746,6 +1199,10 @@ sub shrink {
             my %cand = (%c, runs => [ @{ $c{runs} } ], row_by_row => [ @{ $c{row_by_row} } ]);
             splice @{ $cand{runs} }, $i, 1;
             splice @{ $cand{row_by_row} }, $i, 1;
+            if ($c{run_snaps}) {    # the run's snapshots go with it
+                $cand{run_snaps} = [ @{ $c{run_snaps} } ];
+                splice @{ $cand{run_snaps} }, $i, 1;
+            }
             if ($try->(\%cand)) { %c = %cand; $progress = 1 } else { $i++ }
         }
         # 2. merge a run into the next one
@@ -754,6 +1211,10 @@ sub shrink {
             my @merged = (@{ $cand{runs}[$i] }, @{ $cand{runs}[ $i + 1 ] });
             splice @{ $cand{runs} }, $i, 2, \@merged;
             splice @{ $cand{row_by_row} }, $i, 2, 0;
+            if ($c{run_snaps}) {
+                $cand{run_snaps} = [ @{ $c{run_snaps} } ];
+                splice @{ $cand{run_snaps} }, $i, 2, [ @{ $c{run_snaps}[$i] }, @{ $c{run_snaps}[ $i + 1 ] } ];
+            }
             if ($try->(\%cand)) { %c = %cand; $progress = 1 } else { $i++ }
         }
         # 3. drop chunks of rows, halving the chunk size down to one row
@@ -767,6 +1228,33 @@ sub shrink {
                 }
                 last if $chunk == 1;
                 $chunk = int($chunk / 2);
+            }
+        }
+        next unless $c{run_snaps};
+        # 4. drop a whole snapshot
+        for my $r (0 .. $#{ $c{run_snaps} }) {
+            for (my $i = 0; $i < @{ $c{run_snaps}[$r] }; ) {
+                my %cand = (%c, run_snaps => [ map { [@$_] } @{ $c{run_snaps} } ]);
+                splice @{ $cand{run_snaps}[$r] }, $i, 1;
+                if ($try->(\%cand)) { %c = %cand; $progress = 1 } else { $i++ }
+            }
+        }
+        # 5. drop chunks of a snapshot's rows, halving the chunk size
+        for my $r (0 .. $#{ $c{run_snaps} }) {
+            for my $s (0 .. $#{ $c{run_snaps}[$r] }) {
+                my $chunk = int(@{ $c{run_snaps}[$r][$s]{rows} } / 2) || 1;
+                while ($chunk >= 1) {
+                    for (my $i = 0; $i < @{ $c{run_snaps}[$r][$s]{rows} }; ) {
+                        my %cand = (%c, run_snaps => [ map { [@$_] } @{ $c{run_snaps} } ]);
+                        my %snap = %{ $c{run_snaps}[$r][$s] };
+                        $snap{rows} = [ @{ $snap{rows} } ];
+                        splice @{ $snap{rows} }, $i, $chunk;
+                        $cand{run_snaps}[$r][$s] = \%snap;
+                        if ($try->(\%cand)) { %c = %cand; $progress = 1 } else { $i += $chunk }
+                    }
+                    last if $chunk == 1;
+                    $chunk = int($chunk / 2);
+                }
             }
         }
     }
@@ -826,6 +1314,18 @@ if (grep { is_scd2_mode($_) } @MODES) {
     unlink $probe;
 }
 
+# Does the engine have snapshot flows?  (Checked only if snapshot modes are
+# selected.)  If not, every snapshot seed counts as a failure without being
+# run.
+my $snap_missing;
+if (grep { is_snap_mode($_) } @MODES) {
+    my $out = `psql -X -q -A -t -c "SELECT count(*) > 0 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'autocdc' AND p.proname = 'create_auto_cdc_from_snapshot_flow'" 2>&1`;
+    if ($? == 0 && $out !~ /^t$/m) {
+        $snap_missing = 'autocdc.create_auto_cdc_from_snapshot_flow() does not exist';
+        print "property: $snap_missing; every snapshot seed counts as a failure without being run\n";
+    }
+}
+
 my @seeds = ($first .. $first + $n_seeds - 1);
 my %case_of;    # seed => case, generated lazily
 sub case_for { my ($s) = @_; return $case_of{$s} //= generate_case($s) }
@@ -843,6 +1343,19 @@ if (defined $scd2_refused) {
         $failed++;
         $n_unavailable++;
         print "FAIL seed $seed [scd2-unavailable] mode=$mode: not run, the engine refuses SCD type 2\n";
+    }
+    @seeds = @run;
+}
+my $n_snap_unavailable = 0;    # snapshot seeds not run, the engine lacking snapshot flows
+if (defined $snap_missing) {
+    my @run;
+    for my $seed (@seeds) {
+        my $mode = $MODES[ $seed % @MODES ];
+        if (!is_snap_mode($mode)) { push @run, $seed; next }
+        $mode_count{$mode}++;
+        $failed++;
+        $n_snap_unavailable++;
+        print "FAIL seed $seed [snapshot-unavailable] mode=$mode: not run, $snap_missing\n";
     }
     @seeds = @run;
 }
@@ -926,6 +1439,12 @@ if ($opt{shrink}) {
 print 'modes: ' . join(', ', map { "$_=" . ($mode_count{$_} // 0) } @MODES) . "\n";
 print "property: $n_unavailable SCD type 2 seeds failed without being run:"
     . " the engine refuses stored_as_scd_type => 2 ($scd2_refused)\n" if $n_unavailable;
+print "property: $n_snap_unavailable snapshot seeds failed without being run: $snap_missing\n"
+    if $n_snap_unavailable;
+if (my @few = grep { ($mode_count{$_} // 0) < $SEEDS_PER_MODE } @MODES) {
+    print "property: note: fewer than $SEEDS_PER_MODE seeds for mode" . (@few > 1 ? 's' : '') . " @few;"
+        . ' --seeds ' . ($SEEDS_PER_MODE * @MODES) . " (the default) gives each selected mode $SEEDS_PER_MODE\n";
+}
 if ($failed || $opt{keep}) { print "work files: $workdir\n" }
 else                       { rmdir $workdir }
 print "property: $passed passed, $failed failed\n";
