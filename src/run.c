@@ -128,9 +128,37 @@ check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
 						 rel_qualified_name(f->source), AUTOCDC_XID_COLUMN, f->pipeline)));
 }
 
+static void run_flow_inner(FlowResult *r, bool refresh);
+
+static void
+flow_error_context(void *arg)
+{
+	FlowDef    *f = arg;
+
+	if (f->sequence_by)
+		errcontext("while running flow \"%s\" (sequence_by %s%s%s)", f->name,
+				   f->sequence_by, f->deletes ? ", apply_as_deletes " : "",
+				   f->deletes ? f->deletes : "");
+	else
+		errcontext("while running flow \"%s\"", f->name);
+}
+
 /* Runs one flow; errors propagate to the caller's subtransaction. */
 static void
 run_flow(FlowResult *r, bool refresh)
+{
+	ErrorContextCallback errcb;
+
+	errcb.callback = flow_error_context;
+	errcb.arg = r->flow;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+	run_flow_inner(r, refresh);
+	error_context_stack = errcb.previous;
+}
+
+static void
+run_flow_inner(FlowResult *r, bool refresh)
 {
 	FlowDef    *f = r->flow;
 	ReadParams	p;
@@ -157,6 +185,12 @@ run_flow(FlowResult *r, bool refresh)
 		p.prev_own_cid = f->ckpt_own_cid;
 	}
 
+	if (strcmp(f->kind, "append") != 0 && get_rel_name(f->state) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the auxiliary state of target \"%s\" was dropped", get_rel_name(f->target)),
+				 errdetail("It is where autocdc remembers what the flows into the target applied."),
+				 errhint("Drop the target's flows with autocdc.drop_flow and create them again; their first run rebuilds the target.")));
 	autocdc_become(&sw, f->owner, true);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
@@ -286,6 +320,7 @@ run_unit(List *unit, bool refresh)
 				 errmsg_internal("%s", edata->message),
 				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
 				 edata->hint ? errhint("%s", edata->hint) : 0,
+				 edata->context ? errcontext("%s", edata->context) : 0,
 				 errcontext("autocdc flow \"%s\" of pipeline \"%s\" failed; its changes were rolled back",
 							culprit->flow->name, culprit->flow->pipeline)));
 		FreeErrorData(edata);

@@ -113,6 +113,14 @@ read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
 
 	if (!flow->incremental)
 		return;					/* views and foreign tables: read whole */
+	if (get_attnum(flow->source, AUTOCDC_XID_COLUMN) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\" of flow \"%s\" lost its column %s",
+						get_rel_name(flow->source), flow->name, AUTOCDC_XID_COLUMN),
+				 errdetail("autocdc reads a table source by the transaction recorded in that column."),
+				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(), then run the pipeline with full_refresh => true.",
+						 rel_qualified_name(flow->source), AUTOCDC_XID_COLUMN)));
 	if (p->whole || p->prev_snapshot == NULL)
 		appendStringInfo(sql,
 						 " WHERE (%s IS NULL"

@@ -12,6 +12,7 @@
 #include "access/xact.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
+#include "utils/builtins.h"
 #include "utils/rel.h"
 #include "utils/xid8.h"
 
@@ -54,7 +55,11 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("table \"%s\" has no column %s", RelationGetRelationName(rel),
-						AUTOCDC_XID_COLUMN)));
+						AUTOCDC_XID_COLUMN),
+				 errdetail("The table is the source of an autocdc flow, which records each row's transaction there."),
+				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8, or drop the table's flows and then the trigger %s.",
+						 quote_identifier(RelationGetRelationName(rel)), AUTOCDC_XID_COLUMN,
+						 AUTOCDC_STAMP_TRIGGER)));
 	value = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	tuple = heap_modify_tuple_by_cols(trigdata->tg_trigtuple, RelationGetDescr(rel),
 									  1, &attnum, &value, &isnull);
