@@ -35,7 +35,7 @@ $(OBJS): $(wildcard src/*.h)
 
 PROPERTY_SEEDS ?= 1100
 
-.PHONY: deps demo test soak
+.PHONY: deps demo test soak valgrind
 
 deps:
 	@sh scripts/ensure-deps.sh
@@ -54,3 +54,8 @@ test: deps
 soak: deps
 	$(MAKE) install
 	sh scripts/in-cluster.sh sh -c 'psql -X -q -c "CREATE EXTENSION IF NOT EXISTS autocdc" && perl test/property/property.pl --soak --jobs 2'
+
+# The pg_regress and isolation tests against a server under valgrind.
+valgrind: deps
+	$(MAKE) install
+	sh scripts/valgrind-check.sh

@@ -233,7 +233,7 @@ EXTVERSION=$("${PSQL[@]}" -c "SELECT extversion FROM pg_extension WHERE extname 
 SO_MD5=$(md5sum "$PKGLIBDIR/autocdc.so" 2>/dev/null | cut -c1-12 || echo "?")
 GIT_REV=$(git -C "$BENCH_DIR/.." rev-parse --short HEAD 2>/dev/null || echo "?")
 
-RAW_HEADER="ts	part	approach	run	n	batches	secs	wal_bytes	target_rows	target_bytes	aux_rows	aux_bytes	load_secs	rows_read	rows_upserted	rows_deleted	rows_skipped	mem_hwm_kb	mem_anon_peak_kb	mem_ctx_peak_bytes"
+RAW_HEADER="ts	part	approach	run	n	batches	secs	wal_bytes	target_rows	target_bytes	aux_rows	aux_bytes	load_secs	rows_read	rows_upserted	rows_deleted	rows_skipped	mem_hwm_kb	mem_anon_peak_kb	mem_ctx_peak_bytes	parts_secs"
 echo "$RAW_HEADER" >"$RAW"
 
 # ------------------------------------------------------------- script pieces
@@ -379,15 +379,15 @@ record() {  # part, approach, run, n, batches, output file, [mem fields...]
     shift 6
     local mem="${1:-}	${2:-}	${3:-}"
     awk -F'\t' -v ts="$TS" -v part="$part" -v appr="$appr" -v run="$run" -v n="$n" -v nb="$nb" -v mem="$mem" '
-        $1 == "TIMING"  { secs += $2; wal += $3; nt++ }
+        $1 == "TIMING"  { secs += $2; wal += $3; nt++; parts = parts (nt > 1 ? " " : "") sprintf("%.4f", $2) }
         $1 == "LOAD"    { load += $2; nl++ }
         $1 == "RUNSTAT" { rr += $2; ru += $3; rd += $4; rs += $5; nr++ }
         $1 == "SIZE"    { trows = $2; tbytes = $3; arows = $4; abytes = $5 }
         END {
             if (nt == 0) { print "record: no TIMING line" > "/dev/stderr"; exit 1 }
-            printf "%s\t%s\t%s\t%s\t%s\t%s\t%.6f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+            printf "%s\t%s\t%s\t%s\t%s\t%s\t%.6f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
                 ts, part, appr, run, n, nb, secs, wal, trows, tbytes, arows, abytes,
-                (nl ? sprintf("%.6f", load) : ""), (nr ? rr : ""), (nr ? ru : ""), (nr ? rd : ""), (nr ? rs : ""), mem
+                (nl ? sprintf("%.6f", load) : ""), (nr ? rr : ""), (nr ? ru : ""), (nr ? rd : ""), (nr ? rs : ""), mem, parts
         }' "$out" >>"$RAW"
     tail -1 "$RAW" | awk -F'\t' '{ printf "    %-26s run %s: %8.3f s  WAL %8.1f MB\n", $3, $4, $7, $8 / 1048576 }' >&2
 }
@@ -569,7 +569,8 @@ fi
 CREATE TABLE bench_raw (ts text, part text, approach text, run int, n bigint, batches int,
   secs float8, wal_bytes bigint, target_rows bigint, target_bytes bigint, aux_rows bigint,
   aux_bytes bigint, load_secs float8, rows_read bigint, rows_upserted bigint, rows_deleted bigint,
-  rows_skipped bigint, mem_hwm_kb bigint, mem_anon_peak_kb bigint, mem_ctx_peak_bytes bigint);
+  rows_skipped bigint, mem_hwm_kb bigint, mem_anon_peak_kb bigint, mem_ctx_peak_bytes bigint,
+  parts_secs text);
 \\copy bench_raw FROM '$RAW' (FORMAT csv, DELIMITER E'\\t', HEADER true)
 EOF
 
