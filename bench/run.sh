@@ -423,8 +423,7 @@ fi
 # small = its last INC_SMALL events; the chunks are applied to both.
 SAMPLER_PID=""
 if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
-    reps=$INC_REPS
-    [ "$DO_INC" = 1 ] || reps=0
+    reps=$INC_REPS    # generated with --memory alone too, so that the first BIG_N events are the same
     total=$(( BIG_N + reps * INC_BATCH ))
     say "generating the big stream: $BIG_N + $reps x $INC_BATCH events"
     "${PSQL[@]}" -v out=big_pos -v n="$total" -v k="$K" -v ooo="$OOO" -v seed="$SEED" -v payload="$PAYLOAD" \
@@ -524,6 +523,14 @@ if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
                 run_script inc_$which$r "$WORK/log/inc_$which.$r.sql" "$WORK/log/inc_$which.$r.out"
                 record incremental ${which}_${INC_BATCH}_new "$r" "$INC_BATCH" 1 "$WORK/log/inc_$which.$r.out"
             done
+        done
+
+        # the fixed cost of a run: no new event, fresh session, after a CHECKPOINT
+        for which in big small; do
+            { echo "\\set ON_ERROR_STOP 1"; echo "SET client_min_messages = warning;"
+              acdc_run inc_$which ckpt; size_line tgt_$which ""; } >"$WORK/log/inc_${which}_empty.sql"
+            run_script inc_${which}_empty "$WORK/log/inc_${which}_empty.sql" "$WORK/log/inc_${which}_empty.out"
+            record incremental ${which}_0_new 1 0 1 "$WORK/log/inc_${which}_empty.out"
         done
 
         say "checking tgt_big and tgt_small against their oracles"
@@ -664,8 +671,8 @@ SELECT approach, runs, to_char(med, 'FM990.0000') AS "wall s (median)",
 FROM m ORDER BY approach;
 \pset tuples_only on
 SELECT 'ratio big / small (median of the runs of ' || :'inc_batch' || ' new events): ' ||
-       to_char((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY secs) FROM bench_raw WHERE part = 'incremental' AND approach LIKE 'big\_%') /
-               nullif((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY secs) FROM bench_raw WHERE part = 'incremental' AND approach LIKE 'small\_%'), 0),
+       to_char((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY secs) FROM bench_raw WHERE part = 'incremental' AND approach = 'big_' || :'inc_batch' || '_new') /
+               nullif((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY secs) FROM bench_raw WHERE part = 'incremental' AND approach = 'small_' || :'inc_batch' || '_new'), 0),
                'FM990.00');
 EOF
 fi

@@ -36,6 +36,17 @@ append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
 	}
 }
 
+/* "a.k1, a.k2" */
+char *
+validate_prefixed_keys(FlowDef *f, const char *a)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	append_column_list(&buf, f->keys, a);
+	return buf.data;
+}
+
 /* The key of event row "e" as text, NULLs spelled out, for messages. */
 char *
 validate_keytext(FlowDef *f)
@@ -79,15 +90,27 @@ validate_append_batch_checks(StringInfo sql, FlowDef *f, ReadParams *p,
 					 keytext, keytext);
 	foreach(lc, f->keys)
 		appendStringInfo(sql, " OR e.%s IS NULL", quote_identifier(lfirst(lc)));
+	/*
+	 * Conflicts: first the (key, sequence) pairs read more than once, by
+	 * hashing, then only their rows compared as text; comparing every row
+	 * would cost a sort of all of them.
+	 */
 	appendStringInfo(sql,
 					 ") LIMIT 1)"
 					 " UNION ALL (SELECT 3, 'conflict', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
+					 "   JOIN (SELECT %s, __autocdc_seq FROM ev "
+					 "          WHERE __autocdc_kind OPERATOR(pg_catalog.<>) 't' "
+					 "          GROUP BY %s, __autocdc_seq HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d ON ",
+					 keytext, keys.data, keys.data);
+	append_keys_match(sql, f, "d", "e");
+	appendStringInfoString(sql, " AND ");
+	append_seq_cmp(sql, "d.__autocdc_seq", "=", "e.__autocdc_seq", f->seq_type);
+	appendStringInfo(sql,
 					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' "
 					 "   GROUP BY %s, e.__autocdc_seq "
-					 "   HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 AND "
-					 "          pg_catalog.count(DISTINCT ROW(e.__autocdc_kind, "
+					 "   HAVING pg_catalog.count(DISTINCT ROW(e.__autocdc_kind, "
 					 "            CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' THEN ROW(NULL",
-					 keytext, keys.data);
+					 validate_prefixed_keys(f, "e"));
 	foreach(lc, f->columns)
 		appendStringInfo(sql, ", e.%s", quote_identifier(lfirst(lc)));
 	appendStringInfoString(sql, ")::pg_catalog.text END)::pg_catalog.text) OPERATOR(pg_catalog.>) 1 LIMIT 1)");

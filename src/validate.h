@@ -14,6 +14,7 @@ extern Oid	target_type(FlowDef *f, const char *col);
 extern void append_keys_match(StringInfo sql, FlowDef *f, const char *a,
 							  const char *b);
 extern char *validate_keytext(FlowDef *f);
+extern char *validate_prefixed_keys(FlowDef *f, const char *a);
 extern void validate_append_batch_checks(StringInfo sql, FlowDef *f,
 										 ReadParams *p, const char *keytext);
 extern void validate_report(FlowDef *f);
