@@ -65,6 +65,10 @@ extern List *define_resolve_names(FlowSpec *spec, List *names, const char *what)
 extern void define_drop_history_columns(FlowSpec *spec);
 extern char *define_options_json(FunctionCallInfo fcinfo, int nargs,
 								 const char *const *names);
+extern char *define_text_arg(FunctionCallInfo fcinfo, int n);
+extern List *define_list_arg(FunctionCallInfo fcinfo, int n);
+extern void define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
+extern void define_refuse_both(List *a, List *b, const char *aname, const char *bname);
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);
 extern void define_drop_orphan_targets(void);

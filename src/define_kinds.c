@@ -29,21 +29,6 @@ PG_FUNCTION_INFO_V1(autocdc_create_append_flow);
 #define may_execute(fn) pg_proc_aclcheck((fn), GetUserId(), ACL_EXECUTE)
 #endif
 
-static char *
-text_arg(FunctionCallInfo fcinfo, int n)
-{
-	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
-}
-
-static void
-require_arg(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be NULL", what)));
-}
-
 /*
  * A snapshot source function takes the latest applied version (NULL before
  * the first) and returns one row (snapshot regclass, version) for the next
@@ -95,21 +80,21 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	List	   *track_list,
 			   *track_except;
 
-	require_arg(fcinfo, 0, "target");
-	require_arg(fcinfo, 1, "keys");
-	require_arg(fcinfo, 9, "pipeline");
+	define_require_arg(fcinfo, 0, "target");
+	define_require_arg(fcinfo, 1, "keys");
+	define_require_arg(fcinfo, 9, "pipeline");
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = "snapshot";
-	spec.target_name = text_arg(fcinfo, 0);
+	spec.target_name = define_text_arg(fcinfo, 0);
 	spec.keys = text_array_to_list(PG_GETARG_DATUM(1));
 	spec.source = PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2);
 	spec.source_function = PG_ARGISNULL(3) ? InvalidOid : PG_GETARG_OID(3);
-	spec.name = PG_ARGISNULL(4) ? spec.target_name : text_arg(fcinfo, 4);
+	spec.name = PG_ARGISNULL(4) ? spec.target_name : define_text_arg(fcinfo, 4);
 	spec.scd_type = PG_ARGISNULL(5) ? 1 : PG_GETARG_INT32(5);
 	track_list = PG_ARGISNULL(6) ? NIL : text_array_to_list(PG_GETARG_DATUM(6));
 	track_except = PG_ARGISNULL(7) ? NIL : text_array_to_list(PG_GETARG_DATUM(7));
 	spec.once = !PG_ARGISNULL(8) && PG_GETARG_BOOL(8);
-	spec.pipeline = text_arg(fcinfo, 9);
+	spec.pipeline = define_text_arg(fcinfo, 9);
 
 	if (OidIsValid(spec.source) == OidIsValid(spec.source_function))
 		ereport(ERROR,
@@ -178,16 +163,16 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 {
 	FlowSpec	spec;
 
-	require_arg(fcinfo, 0, "target");
-	require_arg(fcinfo, 1, "source");
-	require_arg(fcinfo, 4, "pipeline");
+	define_require_arg(fcinfo, 0, "target");
+	define_require_arg(fcinfo, 1, "source");
+	define_require_arg(fcinfo, 4, "pipeline");
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = "append";
-	spec.target_name = text_arg(fcinfo, 0);
+	spec.target_name = define_text_arg(fcinfo, 0);
 	spec.source = PG_GETARG_OID(1);
-	spec.name = PG_ARGISNULL(2) ? spec.target_name : text_arg(fcinfo, 2);
+	spec.name = PG_ARGISNULL(2) ? spec.target_name : define_text_arg(fcinfo, 2);
 	spec.once = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
-	spec.pipeline = text_arg(fcinfo, 4);
+	spec.pipeline = define_text_arg(fcinfo, 4);
 	if (spec.name[0] == '\0' || spec.pipeline[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -73,20 +73,20 @@ is_reserved_column(const char *name)
 }
 
 /* Text argument or NULL. */
-static char *
-text_arg(FunctionCallInfo fcinfo, int n)
+char *
+define_text_arg(FunctionCallInfo fcinfo, int n)
 {
 	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
 }
 
-static List *
-list_arg(FunctionCallInfo fcinfo, int n)
+List *
+define_list_arg(FunctionCallInfo fcinfo, int n)
 {
 	return PG_ARGISNULL(n) ? NULL : text_array_to_list(PG_GETARG_DATUM(n));
 }
 
-static void
-require_arg(FunctionCallInfo fcinfo, int n, const char *what)
+void
+define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
 {
 	if (PG_ARGISNULL(n))
 		ereport(ERROR,
@@ -94,8 +94,8 @@ require_arg(FunctionCallInfo fcinfo, int n, const char *what)
 				 errmsg("%s must not be NULL", what)));
 }
 
-static void
-refuse_both(List *a, List *b, const char *aname, const char *bname)
+void
+define_refuse_both(List *a, List *b, const char *aname, const char *bname)
 {
 	if (a != NIL && b != NIL)
 		ereport(ERROR,
@@ -195,30 +195,30 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 			   *ignore_except;
 	int			scd_type;
 
-	require_arg(fcinfo, ARG_TARGET, "target");
-	require_arg(fcinfo, ARG_SOURCE, "source");
-	require_arg(fcinfo, ARG_KEYS, "keys");
-	require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
-	require_arg(fcinfo, ARG_PIPELINE, "pipeline");
+	define_require_arg(fcinfo, ARG_TARGET, "target");
+	define_require_arg(fcinfo, ARG_SOURCE, "source");
+	define_require_arg(fcinfo, ARG_KEYS, "keys");
+	define_require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
+	define_require_arg(fcinfo, ARG_PIPELINE, "pipeline");
 
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = "auto_cdc";
-	spec.target_name = text_arg(fcinfo, ARG_TARGET);
+	spec.target_name = define_text_arg(fcinfo, ARG_TARGET);
 	spec.source = PG_GETARG_OID(ARG_SOURCE);
-	spec.keys = list_arg(fcinfo, ARG_KEYS);
-	spec.sequence_by = text_arg(fcinfo, ARG_SEQUENCE_BY);
-	spec.name = PG_ARGISNULL(ARG_NAME) ? spec.target_name : text_arg(fcinfo, ARG_NAME);
-	spec.deletes = text_arg(fcinfo, ARG_DELETES);
-	spec.truncates = text_arg(fcinfo, ARG_TRUNCATES);
+	spec.keys = define_list_arg(fcinfo, ARG_KEYS);
+	spec.sequence_by = define_text_arg(fcinfo, ARG_SEQUENCE_BY);
+	spec.name = PG_ARGISNULL(ARG_NAME) ? spec.target_name : define_text_arg(fcinfo, ARG_NAME);
+	spec.deletes = define_text_arg(fcinfo, ARG_DELETES);
+	spec.truncates = define_text_arg(fcinfo, ARG_TRUNCATES);
 	spec.once = !PG_ARGISNULL(ARG_ONCE) && PG_GETARG_BOOL(ARG_ONCE);
-	spec.pipeline = text_arg(fcinfo, ARG_PIPELINE);
+	spec.pipeline = define_text_arg(fcinfo, ARG_PIPELINE);
 
-	column_list = list_arg(fcinfo, ARG_COLUMN_LIST);
-	except_list = list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
-	track_list = list_arg(fcinfo, ARG_TRACK_LIST);
-	track_except = list_arg(fcinfo, ARG_TRACK_EXCEPT);
-	ignore_list = list_arg(fcinfo, ARG_IGNORE_NULL_LIST);
-	ignore_except = list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
+	column_list = define_list_arg(fcinfo, ARG_COLUMN_LIST);
+	except_list = define_list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
+	track_list = define_list_arg(fcinfo, ARG_TRACK_LIST);
+	track_except = define_list_arg(fcinfo, ARG_TRACK_EXCEPT);
+	ignore_list = define_list_arg(fcinfo, ARG_IGNORE_NULL_LIST);
+	ignore_except = define_list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
 
 	scd_type = PG_ARGISNULL(ARG_SCD_TYPE) ? 1 : PG_GETARG_INT32(ARG_SCD_TYPE);
 	if (scd_type != 1 && scd_type != 2)
@@ -233,7 +233,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 				 errmsg("apply_as_truncates applies only to SCD type 1 flows"),
 				 errdetail("A truncate would end every key's history at once; SCD type 2 keeps history instead."),
 				 errhint("Remove apply_as_truncates, or delete the keys with apply_as_deletes.")));
-	refuse_both(track_list, track_except, "track_history_column_list",
+	define_refuse_both(track_list, track_except, "track_history_column_list",
 				"track_history_except_column_list");
 	if (scd_type == 1 && (track_list != NIL || track_except != NIL))
 		ereport(ERROR,
@@ -251,8 +251,8 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keys must name at least one column")));
-	refuse_both(column_list, except_list, "column_list", "except_column_list");
-	refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
+	define_refuse_both(column_list, except_list, "column_list", "except_column_list");
+	define_refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
 				"ignore_null_updates_except_column_list");
 
 	spec.options_json = define_options_json(fcinfo, ARG_PIPELINE + 1, arg_names);

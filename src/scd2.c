@@ -377,10 +377,8 @@ void
 scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
 	Scd2Cols	c;
-	StringInfoData sql;
-	Oid			types[READ_NPARAMS];
-	Datum		values[READ_NPARAMS];
-	char		nulls[READ_NPARAMS];
+	StringInfoData validation,
+				apply;
 	ListCell   *lc;
 
 	memset(&c, 0, sizeof(c));
@@ -393,19 +391,9 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 		if (list_has_string(c.values, lfirst(lc)))
 			c.inheriting = lappend(c.inheriting, lfirst(lc));
 
-	read_params_arrays(p, types, values, nulls);
-
-	initStringInfo(&sql);
-	append_validation(&sql, f, p, &c);
-	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
-	if (SPI_processed > 0)
-		validate_report(f);
-
-	resetStringInfo(&sql);
-	append_apply(&sql, f, p, &c);
-	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
-	counts->read = spi_int64(0, 1);
-	counts->upserted = spi_int64(0, 2);
-	counts->deleted = spi_int64(0, 3);
-	counts->skipped = spi_int64(0, 4);
+	initStringInfo(&validation);
+	append_validation(&validation, f, p, &c);
+	initStringInfo(&apply);
+	append_apply(&apply, f, p, &c);
+	validate_and_apply(f, p, validation.data, apply.data, counts);
 }

@@ -150,3 +150,27 @@ validate_report(FlowDef *f)
 			 errhint("Give every change of a key its own sequence, e.g. sequence_by => 'ROW(ts, id)'; nothing of this flow was applied in this run.")));
 }
 
+
+/*
+ * Runs a fold's validation query (raising the error for the first bad
+ * event it finds) and then its apply statement, whose first four columns
+ * are the counts.  The apply's result stays in SPI_tuptable.
+ */
+void
+validate_and_apply(FlowDef *f, ReadParams *p, const char *validation,
+				   const char *apply, FlowCounts *counts)
+{
+	Oid			types[READ_NPARAMS];
+	Datum		values[READ_NPARAMS];
+	char		nulls[READ_NPARAMS];
+
+	read_params_arrays(p, types, values, nulls);
+	spi_exec(validation, READ_NPARAMS, types, values, nulls, false);
+	if (SPI_processed > 0)
+		validate_report(f);
+	spi_exec(apply, READ_NPARAMS, types, values, nulls, false);
+	counts->read = spi_int64(0, 1);
+	counts->upserted = spi_int64(0, 2);
+	counts->deleted = spi_int64(0, 3);
+	counts->skipped = spi_int64(0, 4);
+}

@@ -18,5 +18,7 @@ extern char *validate_prefixed_keys(FlowDef *f, const char *a);
 extern void validate_append_batch_checks(StringInfo sql, FlowDef *f,
 										 ReadParams *p, const char *keytext);
 extern void validate_report(FlowDef *f);
+extern void validate_and_apply(FlowDef *f, ReadParams *p, const char *validation,
+							   const char *apply, FlowCounts *counts);
 
 #endif							/* AUTOCDC_VALIDATE_H */
