@@ -88,6 +88,8 @@ extern void define_check_existing_target(FlowSpec *spec, Oid relid);
 extern void define_prepare_source(FlowSpec *spec);
 extern Oid	define_create_sequence_composite(FlowSpec *spec, Oid owner);
 extern Oid	define_create_state_table(FlowSpec *spec, Oid owner);
+extern Oid	define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
+									const char *what, Oid owner);
 
 /* define_scd2.c */
 extern void scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);

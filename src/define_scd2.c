@@ -140,8 +140,6 @@ scd2_create_event_store(FlowSpec *spec, Oid owner)
 	char		sname[NAMEDATALEN];
 	char	   *qname;
 	ListCell   *lc;
-	UserSwitch	sw;
-	Oid			relid;
 
 	define_free_name(sname, "__autocdc_events", spec->target, false);
 	qname = quote_qualified_identifier("autocdc", sname);
@@ -156,16 +154,8 @@ scd2_create_event_store(FlowSpec *spec, Oid owner)
 		appendStringInfo(&sql, "%s, ", define_column_ddl(spec->target, lfirst(lc)));
 	appendStringInfoString(&sql, "__autocdc_inherit pg_catalog.text[], PRIMARY KEY (");
 	append_column_list(&sql, spec->keys, NULL);
-	appendStringInfo(&sql, ", __autocdc_seq)); ALTER TABLE %s OWNER TO %s; COMMENT ON TABLE %s IS %s",
-					 qname, quote_identifier(GetUserNameFromId(owner, false)), qname,
-					 quote_literal_cstr(psprintf("autocdc events of %s",
-												 rel_qualified_name(spec->target))));
-	autocdc_become(&sw, autocdc_extension_owner(), false);
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-	autocdc_unbecome(&sw);
-	relid = get_relname_relid(sname, get_namespace_oid("autocdc", false));
-	define_depend_on_target(RelationRelationId, relid, spec->target);
-	return relid;
+	appendStringInfoString(&sql, ", __autocdc_seq))");
+	return define_create_aux_table(spec, sql.data, sname, "events", owner);
 }
 
 /*

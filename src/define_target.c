@@ -437,42 +437,47 @@ define_create_state_table(FlowSpec *spec, Oid owner)
 	char	   *seqtype = type_qualified_name(spec->seq_type);
 	char	   *qname;
 	ListCell   *lc;
-	UserSwitch	sw;
-	Oid			relid;
 
 	define_free_name(sname, "__autocdc_state", spec->target, false);
 	qname = quote_qualified_identifier("autocdc", sname);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
 	foreach(lc, spec->keys)
-	{
-		AttrNumber	att = get_attnum(spec->target, lfirst(lc));
-		Oid			typid;
-		int32		typmod;
-		Oid			coll;
-
-		get_atttypetypmodcoll(spec->target, att, &typid, &typmod, &coll);
-		appendStringInfo(&sql, "%s %s", quote_identifier(lfirst(lc)),
-						 type_with_typmod(typid, typmod));
-		append_collation(&sql, coll, typid);
-		appendStringInfoString(&sql, " NOT NULL, ");
-	}
+		appendStringInfo(&sql, "%s NOT NULL, ",
+						 define_column_ddl(spec->target, lfirst(lc)));
 	appendStringInfo(&sql,
 					 "__autocdc_upsert_seq %s, __autocdc_delete_seq %s, "
 					 "__autocdc_deleted_at pg_catalog.timestamptz, PRIMARY KEY (",
 					 seqtype, seqtype);
 	append_column_list(&sql, spec->keys, NULL);
 	appendStringInfo(&sql, ")) WITH (fillfactor = 90); "
-					 "CREATE INDEX ON %s (__autocdc_deleted_at) WHERE __autocdc_deleted_at IS NOT NULL; "
-					 "ALTER TABLE %s OWNER TO %s; "
-					 "COMMENT ON TABLE %s IS %s",
-					 qname, qname, quote_identifier(GetUserNameFromId(owner, false)),
-					 qname,
-					 quote_literal_cstr(psprintf("autocdc state of %s", rel_qualified_name(spec->target))));
+					 "CREATE INDEX ON %s (__autocdc_deleted_at) WHERE __autocdc_deleted_at IS NOT NULL",
+					 qname);
+	return define_create_aux_table(spec, sql.data, sname, "state", owner);
+}
+
+/*
+ * Runs the DDL of an auxiliary table of the target (in schema autocdc,
+ * where only the extension owner may create), gives it to the target's
+ * owner, and makes it go with the target.
+ */
+Oid
+define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
+						const char *what, Oid owner)
+{
+	char	   *qname = quote_qualified_identifier("autocdc", name);
+	UserSwitch	sw;
+	Oid			relid;
+
 	autocdc_become(&sw, autocdc_extension_owner(), false);
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	spi_exec(ddl, 0, NULL, NULL, NULL, false);
+	spi_exec(psprintf("ALTER TABLE %s OWNER TO %s; COMMENT ON TABLE %s IS %s",
+					  qname, quote_identifier(GetUserNameFromId(owner, false)), qname,
+					  quote_literal_cstr(psprintf("autocdc %s of %s", what,
+												  rel_qualified_name(spec->target)))),
+			 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
-	relid = get_relname_relid(sname, get_namespace_oid("autocdc", false));
+	relid = get_relname_relid(name, get_namespace_oid("autocdc", false));
 	define_depend_on_target(RelationRelationId, relid, spec->target);
 	return relid;
 }
