@@ -53,7 +53,7 @@ test: deps
 
 soak: deps
 	$(MAKE) install
-	sh scripts/in-cluster.sh sh -c 'psql -X -q -c "CREATE EXTENSION IF NOT EXISTS autocdc" && perl test/property/property.pl --soak --jobs 2'
+	sh scripts/in-cluster.sh sh -c 'psql -X -q -c "CREATE EXTENSION IF NOT EXISTS autocdc" && perl test/property/property.pl --soak --jobs 2 && perl test/soak/concurrent.pl --soak'
 
 # The pg_regress and isolation tests against a server under valgrind.
 valgrind: deps

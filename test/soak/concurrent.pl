@@ -439,7 +439,6 @@ sub generate_case {
         for my $tx (@txs) {
             my $in_rolled_back = 0;
             my @committed;
-            # find whether a 'rollback_to' follows a savepoint
             my $has_rb = grep { $_->[0] eq 'rollback_to' } @{ $tx->{parts} };
             for my $part (@{ $tx->{parts} }) {
                 if ($part->[0] eq 'savepoint')   { $in_rolled_back = $has_rb; next }
@@ -809,11 +808,11 @@ sub run_seed {
         $rpid{$pid} = $r;
     }
     my %wstat = map { $_ => undef } keys %wpid;
-    my $writers_done = wait_all(\%wstat, $hard);
+    wait_all(\%wstat, $hard);
     my $t_writers = time() - $t0;
     spew($stopfile, "stop\n");
     my %rstat = map { $_ => undef } keys %rpid;
-    my $runners_done = wait_all(\%rstat, time() + 150);
+    wait_all(\%rstat, time() + 150);
     for my $pid (grep { !defined $wstat{$_} } keys %wstat) {
         push @problems, "writer $wpid{$pid} did not finish in time: killed";
         kill 'TERM', $pid;
