@@ -23,7 +23,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
-use List::Util qw(shuffle sum);
+use List::Util qw(shuffle);
 
 my $seed = $ENV{AUTOCDC_CRASH_SEED} // (int(time() * 1000) ^ $$) % 1_000_000;
 srand($seed);
@@ -114,7 +114,7 @@ SELECT g.pos,
 CREATE UNIQUE INDEX ON events (pos);
 INSERT INTO src (id, name, city, amount, op, seq)
 SELECT id, name, city, amount, op, seq FROM events ORDER BY pos;
-ANALYZE src;
+VACUUM ANALYZE src;
 }) });
 
 # The model, computed from the source rows alone.
@@ -320,6 +320,22 @@ ROLLBACK;});
 # commit.  Then checks that nothing of it shows.  Returns whether the kill
 # landed inside autocdc.run.
 my @kills;
+
+# Waits until the server accepts connections out of recovery.  (Not
+# poll_query_until: while the server restarts, its psql can exit before
+# reading the query, and IPC::Run then dies on the broken pipe.)
+sub wait_back
+{
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		my ($ret, $out) = eval { $node->psql('postgres', 'SELECT NOT pg_is_in_recovery()') };
+		return 1 if defined $ret && $ret == 0 && $out eq 't';
+		sleep 0.1;
+	}
+	return 0;
+}
+
 sub killed_run
 {
 	my ($label, $delay, $how) = @_;
@@ -344,7 +360,12 @@ COMMIT;
 	}
 	my $left = $delay - (time - $t0);
 	sleep $left if $left > 0;
-	my $doing = sql(qq{SELECT query FROM pg_stat_activity WHERE pid = $pid});
+	# What the backend is doing: the run, or the sleep after it; and which
+	# flow (the run locks each target as its flow starts, until commit).
+	my ($doing, $flow) = split /\|/, sql(qq{
+SELECT a.query, CASE WHEN EXISTS (SELECT FROM pg_locks l WHERE l.pid = a.pid AND l.relation = 'tgt2'::regclass)
+                     THEN 'crash_scd2' ELSE 'crash_scd1' END
+  FROM pg_stat_activity a WHERE a.pid = $pid});
 	my $at = time - $t0;
 	my $in_run = $doing =~ /autocdc\.run/ ? 1 : 0;
 	my $t_kill = time;
@@ -359,7 +380,11 @@ COMMIT;
 		$node->start;
 	}
 	eval { $bg->quit; };
-	ok($node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()'),
+	# The postmaster restarts every process: wait for that, then for the end
+	# of crash recovery.
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset)
+	  if $how eq 'backend';
+	ok(wait_back(),
 		"$label: server back after " . ($how eq 'backend' ? "SIGKILL of backend $pid" : 'immediate shutdown'));
 	my $recovery = time - $t_kill;
 	ok($node->log_contains($how eq 'backend'
@@ -369,7 +394,7 @@ COMMIT;
 		"$label: the server log shows the crash");
 	push @kills, sprintf('%s: %s at %.2f s into the run (%s), back in %.1f s', $label,
 		$how eq 'backend' ? 'SIGKILL of the backend' : 'immediate shutdown', $at,
-		$in_run ? 'inside autocdc.run' : 'after the run, before its commit', $recovery);
+		$in_run ? "inside autocdc.run, flow $flow" : 'after the run, before its commit', $recovery);
 	note $kills[-1];
 	is(world(), $before,
 		"$label: nothing of the killed run applied: targets, state, checkpoints and catalog unchanged");
@@ -452,7 +477,7 @@ SELECT h.pos,
   FROM h1 h LEFT JOIN events e ON e.pos = h.replay_of;
 INSERT INTO src (id, name, city, amount, op, seq)
 SELECT id, name, city, amount, op, seq FROM events WHERE pos > 1000000 ORDER BY pos;
-ANALYZE src;
+VACUUM ANALYZE src;
 }) });
 my ($n2, $conflicts2, $stats2) = split /\|/, sql(q{
 SELECT (SELECT count(*) FROM events WHERE pos > 1000000),
