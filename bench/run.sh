@@ -35,7 +35,7 @@ usage: bench/run.sh [options]            (every option also works as an env vari
   --big-n N          events of the big source for --incremental/--memory (BIG_N, default 10000000)
   --keep             keep the cluster directory (it is removed otherwise)
   -h, --help
-Other env: INC_SMALL (10000), INC_BATCH (1000), INC_REPS (RUNS), ANALYZE_SRC (1),
+Other env: INC_SMALL (10000), INC_BATCH (1000), INC_REPS (RUNS), ANALYZE_SRC (1, 0 or first),
            BENCH_TIMEOUT (seconds per psql session, 7200), PG_BINDIR.
 EOF
 }
@@ -88,6 +88,7 @@ done
 [ "$N" -ge 10 ] || { echo "run.sh: N must be >= 10 (10 batches)" >&2; exit 2; }
 [ "$INC_SMALL" -le "$BIG_N" ] || { echo "run.sh: INC_SMALL must be <= BIG_N" >&2; exit 2; }
 case "$OOO" in ''|*[!0-9.]*) echo "run.sh: OOO must be a fraction like 0.05" >&2; exit 2 ;; esac
+case "$ANALYZE_SRC" in 0|1|first) ;; *) echo "run.sh: ANALYZE_SRC must be 1, 0 or first" >&2; exit 2 ;; esac
 case "$PAYLOAD" in wide|narrow) ;; *) echo "run.sh: PAYLOAD must be wide or narrow" >&2; exit 2 ;; esac
 case "$SEED" in ''|*[!0-9.-]*) echo "run.sh: SEED must be a number in [-1,1]" >&2; exit 2 ;; esac
 
@@ -249,10 +250,14 @@ t_stop() {
     echo "SELECT 'TIMING', extract(epoch FROM :'t1'::timestamptz - :'t0'::timestamptz), pg_wal_lsn_diff(:'l1', :'l0');"
 }
 # Not timed, but reported: the load of an autocdc source (trigger + xid index).
-load_src() {  # table, select
+# ANALYZE_SRC: 1 = ANALYZE after every load (default), 0 = never, first = only
+# after the first load (later loads run against statistics that predate them).
+load_src() {  # table, select, [load number]
     echo "SELECT clock_timestamp() AS lt0 \\gset"
     echo "INSERT INTO $1 (id, name, city, amount, op, seq) $2;"
-    [ "$ANALYZE_SRC" = 1 ] && echo "ANALYZE $1;"
+    if [ "$ANALYZE_SRC" = 1 ] || { [ "$ANALYZE_SRC" = first ] && [ "${3:-1}" = 1 ]; }; then
+        echo "ANALYZE $1;"
+    fi
     echo "SELECT clock_timestamp() AS lt1 \\gset"
     echo "SELECT 'LOAD', extract(epoch FROM :'lt1'::timestamptz - :'lt0'::timestamptz);"
 }
@@ -340,7 +345,7 @@ approach_script() {  # code
                 acdc_run $pl ckpt ;;
             X2|Y2)
                 for i in $(seq 1 10); do
-                    load_src src "SELECT id, name, city, amount, op, seq FROM $(batch "$i")"
+                    load_src src "SELECT id, name, city, amount, op, seq FROM $(batch "$i")" "$i"
                     # one CHECKPOINT before the first run, like the hand-written 10 batches
                     if [ "$i" = 1 ]; then acdc_run $pl ckpt; else acdc_run $pl nockpt; fi
                 done ;;
@@ -561,7 +566,12 @@ EOF
 fi
 
 # --------------------------------------------------------------------- report
+SO_MD5_END=$(md5sum "$PKGLIBDIR/autocdc.so" 2>/dev/null | cut -c1-12 || echo "?")
 {
+    if [ "$SO_MD5_END" != "$SO_MD5" ]; then
+        echo "WARNING: autocdc.so changed during this run ($SO_MD5 at the start, $SO_MD5_END at the end):"
+        echo "         sessions started after the change ran the new build; do not compare these numbers."
+    fi
     echo "autocdc benchmark $TS"
     echo "PostgreSQL $PGVERSION, autocdc $EXTVERSION (autocdc.so md5 $SO_MD5, source HEAD $GIT_REV), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
     [ "$DO_MAIN" = 1 ] && echo "main: N=$N K=$K OOO=$OOO PAYLOAD=$PAYLOAD RUNS=$RUNS SEED=$SEED approaches: $CODES ANALYZE_SRC=$ANALYZE_SRC"
