@@ -22,6 +22,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_class.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -130,6 +131,38 @@ check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
 
 static void run_flow_inner(FlowResult *r, bool refresh);
 
+/*
+ * The plan of a run rests on the source's statistics: when many rows came
+ * since they were gathered, the planner believes a big batch is a handful
+ * of rows and picks joins that grow with its square.  So a run analyzes a
+ * table source first when it grew by a tenth and 1 MB since its statistics
+ * were gathered (the size is known at once, unlike activity counters), if
+ * the flow's owner owns it.
+ */
+static void
+refresh_source_statistics(FlowDef *f)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(f->source)};
+
+	if (!f->incremental || !OidIsValid(f->source) ||
+#if PG_VERSION_NUM >= 160000
+		!object_ownercheck(RelationRelationId, f->source, f->owner)
+#else
+		!pg_class_ownercheck(f->source, f->owner)
+#endif
+		)
+		return;
+	spi_exec("SELECT (pg_catalog.pg_relation_size($1) OPERATOR(pg_catalog./) "
+			 "        pg_catalog.current_setting('block_size')::pg_catalog.int8) OPERATOR(pg_catalog.>) "
+			 "       ((c.relpages OPERATOR(pg_catalog.*) 1.1) OPERATOR(pg_catalog.+) 128) "
+			 "  FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1",
+			 1, argtypes, values, NULL, false);
+	if (SPI_processed == 1 && spi_bool(0, 1))
+		spi_exec(psprintf("ANALYZE %s", rel_qualified_name(f->source)),
+				 0, NULL, NULL, NULL, false);
+}
+
 static void
 flow_error_context(void *arg)
 {
@@ -199,6 +232,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	p.truncate_seq = truncate_before = f->truncate_seq;
 
 	autocdc_become(&sw, f->owner, true);
+	refresh_source_statistics(f);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	if (p.prev_snapshot)

@@ -20,9 +20,11 @@
 #include "scd1.h"
 #include "validate.h"
 
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "parser/parse_func.h"
 #include "utils/lsyscache.h"
 
 /* What the generated SQL needs to know about the flow's columns. */
@@ -60,6 +62,25 @@ append_survives(StringInfo sql, Scd1Cols *c, FlowDef *f, const char *x)
 	appendStringInfoString(sql, ") AND (c.__autocdc_n_t IS NULL OR ");
 	cmp(sql, c, f, x, ">=", "c.__autocdc_n_t");
 	appendStringInfoString(sql, "))");
+}
+
+/*
+ * The key's latest delete in the batch, over window "wk" when the sequence
+ * type has a max aggregate (no extra sort), else over window "wd".
+ */
+static void
+append_latest_delete(StringInfo sql, FlowDef *f, Scd1Cols *c)
+{
+	List	   *name = list_make1(makeString("max"));
+	Oid			agg = LookupFuncName(name, 1, &f->seq_type, true);
+
+	if (OidIsValid(agg) && get_func_prokind(agg) == PROKIND_AGGREGATE)
+		appendStringInfo(sql, "%s(e.__autocdc_seq) FILTER (WHERE e.__autocdc_kind "
+						 "OPERATOR(pg_catalog.=) 'd') OVER wk",
+						 quote_qualified_identifier(get_namespace_name(get_func_namespace(agg)), "max"));
+	else
+		appendStringInfoString(sql, "pg_catalog.first_value(CASE WHEN e.__autocdc_kind "
+							   "OPERATOR(pg_catalog.=) 'd' THEN e.__autocdc_seq END) OVER wd");
 }
 
 static void
@@ -116,7 +137,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 	initStringInfo(&kk_keys);
 	initStringInfo(&f_keys);
 	append_column_list(&keys, f->keys, NULL);
-	append_column_list(&kk_keys, f->keys, "kk");
+	append_column_list(&kk_keys, f->keys, "pk");
 	append_column_list(&f_keys, f->keys, "c");
 
 	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
@@ -124,27 +145,58 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 	appendStringInfo(sql,
 					 "), tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
 					 "    WHERE e.__autocdc_kind OPERATOR(pg_catalog.=) 't' ORDER BY 1 DESC LIMIT 1) AS b_t), "
-					 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr), "
-					 "kk AS (SELECT DISTINCT %s FROM ev WHERE __autocdc_kind OPERATOR(pg_catalog.<>) 't'), "
-					 "lu AS (SELECT DISTINCT ON (%s) * FROM ev WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'u' "
-					 "    ORDER BY %s, __autocdc_seq DESC), "
-					 "ld AS (SELECT DISTINCT ON (%s) %s, __autocdc_seq FROM ev "
-					 "    WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd' ORDER BY %s, __autocdc_seq DESC)",
-					 c->seqtype, keys.data, keys.data, keys.data,
-					 keys.data, keys.data, keys.data);
+					 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr)",
+					 c->seqtype);
+
+	/*
+	 * per: one row per key of the batch, in one pass over its events (one
+	 * sort; joins between the batch's own derived sets would be planned as
+	 * nested loops when the source's statistics miss the new rows): the
+	 * latest upsert with its values, the latest delete, and for each
+	 * partial column the latest event that set it.
+	 */
+	appendStringInfo(sql,
+					 ", per AS (SELECT DISTINCT ON (%s) %s, "
+					 "CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' THEN e.__autocdc_seq END AS __autocdc_bu, ",
+					 validate_prefixed_keys(f, "e"), validate_prefixed_keys(f, "e"));
+	append_latest_delete(sql, f, c);
+	appendStringInfoString(sql, " AS __autocdc_bd");
+	foreach(lc, c->plain)
+		appendStringInfo(sql, ", e.%s", quote_identifier(lfirst(lc)));
 	i = 0;
 	foreach(lc, c->tracked)
 	{
 		const char *col = quote_identifier(lfirst(lc));
+		const char *kind = setter_kind(f, lfirst(lc));
 
-		if (strcmp(setter_kind(f, lfirst(lc)), "notnull") == 0)
+		if (strcmp(kind, "notnull") == 0)
 			appendStringInfo(sql,
-							 ", lp%d AS (SELECT DISTINCT ON (%s) %s, __autocdc_seq, %s FROM ev "
-							 "    WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'u' AND %s IS NOT NULL "
-							 "    ORDER BY %s, __autocdc_seq DESC)",
-							 i, keys.data, keys.data, col, col, keys.data);
+							 ", pg_catalog.first_value(CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' "
+							 "AND e.%s IS NOT NULL THEN e.__autocdc_seq END) OVER wp%d AS __autocdc_lps%d, "
+							 "pg_catalog.first_value(e.%s) OVER wp%d AS __autocdc_lpv%d",
+							 col, i, i, col, i, i);
+		else if (strcmp(kind, "always") == 0)
+			appendStringInfo(sql, ", e.%s AS __autocdc_lpv%d", col, i);
 		i++;
 	}
+	appendStringInfo(sql, " FROM ev e WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' "
+					 "WINDOW wk AS (PARTITION BY %s ORDER BY e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' DESC, "
+					 "e.__autocdc_seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), "
+					 "wd AS (PARTITION BY %s ORDER BY e.__autocdc_kind OPERATOR(pg_catalog.=) 'd' DESC, "
+					 "e.__autocdc_seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)",
+					 validate_prefixed_keys(f, "e"), validate_prefixed_keys(f, "e"));
+	i = 0;
+	foreach(lc, c->tracked)
+	{
+		if (strcmp(setter_kind(f, lfirst(lc)), "notnull") == 0)
+			appendStringInfo(sql, ", wp%d AS (PARTITION BY %s ORDER BY "
+							 "(e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND e.%s IS NOT NULL) DESC, "
+							 "e.__autocdc_seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)",
+							 i, validate_prefixed_keys(f, "e"), quote_identifier(lfirst(lc)));
+		i++;
+	}
+	appendStringInfo(sql, " ORDER BY %s, e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' DESC, e.__autocdc_seq DESC)",
+					 validate_prefixed_keys(f, "e"));
 
 	/* calc: old state, batch winners, merged sequences, candidate values */
 	appendStringInfo(sql,
@@ -154,31 +206,30 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 					 "  st.__autocdc_deleted_at AS __autocdc_o_dead_at, "
 					 "  (st.%s IS NOT NULL) AS __autocdc_o_state, "
 					 "  (t.%s IS NOT NULL) AS __autocdc_o_row, "
-					 "  GREATEST(st.__autocdc_upsert_seq, lu.__autocdc_seq) AS __autocdc_n_ups, "
-					 "  GREATEST(st.__autocdc_delete_seq, ld.__autocdc_seq) AS __autocdc_n_del, "
+					 "  GREATEST(st.__autocdc_upsert_seq, pk.__autocdc_bu) AS __autocdc_n_ups, "
+					 "  GREATEST(st.__autocdc_delete_seq, pk.__autocdc_bd) AS __autocdc_n_del, "
 					 "  tt.t AS __autocdc_n_t, "
-					 "  (lu.__autocdc_seq IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ",
+					 "  (pk.__autocdc_bu IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ",
 					 kk_keys.data, k1, k1);
-	cmp(sql, c, f, "lu.__autocdc_seq", ">", "st.__autocdc_upsert_seq");
+	cmp(sql, c, f, "pk.__autocdc_bu", ">", "st.__autocdc_upsert_seq");
 	appendStringInfoString(sql, ")) AS __autocdc_u_wins");
 	foreach(lc, c->plain)
 	{
 		const char *col = quote_identifier(lfirst(lc));
 
 		appendStringInfo(sql,
-						 ", CASE WHEN lu.__autocdc_seq IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ");
-		cmp(sql, c, f, "lu.__autocdc_seq", ">", "st.__autocdc_upsert_seq");
-		appendStringInfo(sql, ") THEN lu.%s ELSE t.%s END AS %s", col, col, col);
+						 ", CASE WHEN pk.__autocdc_bu IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ");
+		cmp(sql, c, f, "pk.__autocdc_bu", ">", "st.__autocdc_upsert_seq");
+		appendStringInfo(sql, ") THEN pk.%s ELSE t.%s END AS %s", col, col, col);
 	}
 	i = 0;
 	foreach(lc, c->tracked)
 	{
 		const char *col = quote_identifier(lfirst(lc));
 		const char *kind = setter_kind(f, lfirst(lc));
-		char	   *ss = strcmp(kind, "notnull") == 0 ? psprintf("lp%d.__autocdc_seq", i)
-			: strcmp(kind, "always") == 0 ? "lu.__autocdc_seq" : NULL;
-		char	   *sv = strcmp(kind, "notnull") == 0 ? psprintf("lp%d.%s", i, col)
-			: psprintf("lu.%s", col);
+		char	   *ss = strcmp(kind, "notnull") == 0 ? psprintf("pk.__autocdc_lps%d", i)
+			: strcmp(kind, "always") == 0 ? "pk.__autocdc_bu" : NULL;
+		char	   *sv = psprintf("pk.__autocdc_lpv%d", i);
 
 		appendStringInfo(sql, ", st.%s AS __autocdc_o_ps%d", col, i);
 		if (ss == NULL)
@@ -194,26 +245,10 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 		}
 		i++;
 	}
-	appendStringInfo(sql, " FROM kk CROSS JOIN tt LEFT JOIN lu ON ");
-	append_keys_match(sql, f, "kk", "lu");
-	appendStringInfoString(sql, " LEFT JOIN ld ON ");
-	append_keys_match(sql, f, "kk", "ld");
-	i = 0;
-	foreach(lc, c->tracked)
-	{
-		if (strcmp(setter_kind(f, lfirst(lc)), "notnull") == 0)
-		{
-			char	   *alias = psprintf("lp%d", i);
-
-			appendStringInfo(sql, " LEFT JOIN %s ON ", alias);
-			append_keys_match(sql, f, "kk", alias);
-		}
-		i++;
-	}
-	appendStringInfo(sql, " LEFT JOIN %s st ON ", c->qstate);
-	append_keys_match(sql, f, "kk", "st");
+	appendStringInfo(sql, " FROM per pk CROSS JOIN tt LEFT JOIN %s st ON ", c->qstate);
+	append_keys_match(sql, f, "pk", "st");
 	appendStringInfo(sql, " LEFT JOIN %s t ON ", c->qtarget);
-	append_keys_match(sql, f, "kk", "t");
+	append_keys_match(sql, f, "pk", "t");
 	appendStringInfoChar(sql, ')');
 
 	/* fin: liveness and final tracked columns */
@@ -328,11 +363,13 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 						   " SELECT (SELECT pg_catalog.count(*) FROM ev), "
 						   "(SELECT pg_catalog.count(*) FROM ins) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM upd), "
 						   "(SELECT pg_catalog.count(*) FROM del), "
-						   "(SELECT pg_catalog.count(*) FROM ev e JOIN calc c ON ");
-	append_keys_match(sql, f, "e", "c");
+						   "(SELECT pg_catalog.count(*) FROM ev e LEFT JOIN ");
+	/* against the state as it was (the statement's snapshot): an index lookup per event */
+	appendStringInfo(sql, "%s st ON ", c->qstate);
+	append_keys_match(sql, f, "e", "st");
 	appendStringInfoString(sql, " WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (COALESCE(");
 	cmp(sql, c, f, "e.__autocdc_seq", "<=",
-		"GREATEST(c.__autocdc_o_ups, c.__autocdc_o_del)");
+		"GREATEST(st.__autocdc_upsert_seq, st.__autocdc_delete_seq)");
 	appendStringInfoString(sql, ", false) OR COALESCE(");
 	cmp(sql, c, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
 	appendStringInfoString(sql, ", false))), (SELECT pg_catalog.count(*) FROM sst), "
