@@ -194,24 +194,18 @@ cols_of(FlowDef *f, Scd2Cols *c, const char *a)
 	return buf.data;
 }
 
-/* "n and o are the same version": key, bounds and every value. */
-static void
-append_same_version(StringInfo sql, FlowDef *f, Scd2Cols *c, const char *n,
-					const char *o)
+/* "a.k..., NULL::type AS c..." for rows that carry no values. */
+static char *
+null_values_of(FlowDef *f, Scd2Cols *c, const char *a)
 {
+	StringInfoData buf;
 	ListCell   *lc;
 
-	append_keys_match(sql, f, n, o);
-	appendStringInfoString(sql, " AND ");
-	cmp(sql, f, psprintf("%s.__start_at", n), "=", psprintf("%s.__start_at", o));
-	appendStringInfoString(sql, " AND ");
-	append_nullsafe_eq(sql, psprintf("%s.__end_at", n), psprintf("%s.__end_at", o),
-					   f->seq_type);
+	initStringInfo(&buf);
+	append_column_list(&buf, f->keys, a);
 	foreach(lc, c->values)
-	{
-		appendStringInfoString(sql, " AND ");
-		col_eq(sql, f, n, o, lfirst(lc));
-	}
+		appendStringInfo(&buf, ", NULL::%s", format_type_be_qualified(target_type(f, lfirst(lc))));
+	return buf.data;
 }
 
 static void
@@ -264,8 +258,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 	append_keys_match(sql, f, "o", "m");
 	appendStringInfo(sql, " AND o.__end_at IS NULL WHERE m.__autocdc_anchored "
 					 "UNION ALL SELECT %s, n.__autocdc_seq, n.__autocdc_kind, n.__autocdc_inherit "
-					 "FROM newev n JOIN mode m ON ", cols_of(f, c, "n"));
-	append_keys_match(sql, f, "n", "m");
+					 "FROM newev n", cols_of(f, c, "n"));
 	appendStringInfo(sql, " UNION ALL SELECT %s, s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit "
 					 "FROM %s s JOIN mode m ON ", cols_of(f, c, "s"), c->qevents);
 	append_keys_match(sql, f, "s", "m");
@@ -330,15 +323,19 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 					 "ORDER BY %s, v.__autocdc_grp, v.__autocdc_ver, v.__autocdc_seq DESC)",
 					 keys_of(f, "v"), cols_of(f, c, "v"),
 					 keys_of(f, "v"), keys_of(f, "v"));
-	appendStringInfo(sql, ", ends AS (SELECT %s, g.__autocdc_grp OPERATOR(pg_catalog.-) 1 AS __autocdc_grp, "
-					 "g.__autocdc_seq AS __autocdc_del FROM g1 g WHERE g.__autocdc_kind OPERATOR(pg_catalog.=) 'd')",
-					 keys_of(f, "g"));
-	appendStringInfo(sql, ", nv AS (SELECT %s, vv.__autocdc_start AS __start_at, "
-					 "COALESCE(pg_catalog.lead(vv.__autocdc_start) OVER (PARTITION BY %s, vv.__autocdc_grp "
-					 "ORDER BY vv.__autocdc_start), d.__autocdc_del) AS __end_at FROM vv LEFT JOIN ends d ON ",
-					 cols_of(f, c, "vv"), keys_of(f, "vv"));
-	append_keys_match(sql, f, "d", "vv");
-	appendStringInfoString(sql, " AND d.__autocdc_grp OPERATOR(pg_catalog.=) vv.__autocdc_grp)");
+	/*
+	 * A version ends where the next item of its key starts: the next
+	 * version, or the delete that closes its group.  One window over both,
+	 * rather than a join between sets of the batch (see scd1.c).
+	 */
+	appendStringInfo(sql, ", vd AS (SELECT %s, vv.__autocdc_start, false AS __autocdc_is_del FROM vv "
+					 "UNION ALL SELECT %s, g.__autocdc_seq, true FROM g1 g "
+					 "WHERE g.__autocdc_kind OPERATOR(pg_catalog.=) 'd')",
+					 cols_of(f, c, "vv"), null_values_of(f, c, "g"));
+	appendStringInfo(sql, ", nv AS (SELECT %s, x.__autocdc_start AS __start_at, x.__autocdc_end AS __end_at "
+					 "FROM (SELECT vd.*, pg_catalog.lead(vd.__autocdc_start) OVER (PARTITION BY %s "
+					 "ORDER BY vd.__autocdc_start) AS __autocdc_end FROM vd) x WHERE NOT x.__autocdc_is_del)",
+					 cols_of(f, c, "x"), keys_of(f, "vd"));
 
 	/* The stored versions folded again, and the difference written. */
 	appendStringInfo(sql, ", oldv AS (SELECT t.ctid AS __autocdc_tid, %s, t.__start_at, t.__end_at "
@@ -348,25 +345,57 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 	cmp(sql, f, "t.__start_at", ">=", "m.__autocdc_open");
 	appendStringInfoString(sql, ") OR (NOT m.__autocdc_anchored AND (m.__autocdc_pdel IS NULL OR ");
 	cmp(sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
-	appendStringInfo(sql, "))), del AS (DELETE FROM %s t USING oldv o WHERE t.ctid OPERATOR(pg_catalog.=) "
-					 "o.__autocdc_tid AND NOT EXISTS (SELECT 1 FROM nv n WHERE ", c->qtarget);
-	append_same_version(sql, f, c, "n", "o");
-	appendStringInfo(sql, ") RETURNING %s, t.__start_at)", keys_of(f, "t"));
+	appendStringInfoString(sql, ")))");
+
+	/*
+	 * diff: old and new versions side by side, by key and start; a pair
+	 * with the same end and values is left alone (found by one sort).
+	 */
+	appendStringInfo(sql, ", both_v AS (SELECT o.__autocdc_tid, %s, o.__start_at, o.__end_at, true AS __autocdc_old "
+					 "FROM oldv o UNION ALL SELECT NULL, %s, n.__start_at, n.__end_at, false FROM nv n), "
+					 "paired AS (SELECT b.*, pg_catalog.count(*) OVER wv AS __autocdc_n",
+					 cols_of(f, c, "o"), cols_of(f, c, "n"));
+	appendStringInfoString(sql, ", pg_catalog.first_value(b.__end_at) OVER wv AS __autocdc_first_end"
+						   ", pg_catalog.last_value(b.__end_at) OVER wv AS __autocdc_last_end");
+	{
+		ListCell   *lc;
+		int			j = 0;
+
+		foreach(lc, c->values)
+		{
+			appendStringInfo(sql, ", pg_catalog.first_value(b.%s) OVER wv AS __autocdc_f%d"
+							 ", pg_catalog.last_value(b.%s) OVER wv AS __autocdc_l%d",
+							 quote_identifier(lfirst(lc)), j, quote_identifier(lfirst(lc)), j);
+			j++;
+		}
+		appendStringInfo(sql, " FROM both_v b WINDOW wv AS (PARTITION BY %s, b.__start_at ORDER BY b.__autocdc_old "
+						 "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)), "
+						 "diff AS (SELECT p.*, (p.__autocdc_n OPERATOR(pg_catalog.=) 2 AND ",
+						 keys_of(f, "b"));
+		append_nullsafe_eq(sql, "p.__autocdc_last_end", "p.__autocdc_first_end", f->seq_type);
+		j = 0;
+		foreach(lc, c->values)
+		{
+			appendStringInfoString(sql, " AND ");
+			append_nullsafe_eq(sql, psprintf("p.__autocdc_l%d", j),
+							   psprintf("p.__autocdc_f%d", j), target_type(f, lfirst(lc)));
+			j++;
+		}
+		appendStringInfoString(sql, ") AS __autocdc_same FROM paired p)");
+	}
+	appendStringInfo(sql, ", del AS (DELETE FROM %s t USING diff d WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid "
+					 "AND d.__autocdc_old AND NOT d.__autocdc_same RETURNING 1)", c->qtarget);
 	/* The count of del in the WHERE makes the deletes come first (unique indexes). */
-	appendStringInfo(sql, ", ins AS (INSERT INTO %s (%s, __start_at, __end_at) SELECT %s, n.__start_at, n.__end_at "
-					 "FROM nv n WHERE (SELECT pg_catalog.count(*) FROM del) OPERATOR(pg_catalog.>=) 0 "
-					 "AND NOT EXISTS (SELECT 1 FROM oldv o WHERE ",
-					 c->qtarget, cols_of(f, c, NULL), cols_of(f, c, "n"));
-	append_same_version(sql, f, c, "n", "o");
-	appendStringInfo(sql, ") RETURNING %s, __start_at)", keys.data);
+	appendStringInfo(sql, ", ins AS (INSERT INTO %s (%s, __start_at, __end_at) SELECT %s, d.__start_at, d.__end_at "
+					 "FROM diff d WHERE (SELECT pg_catalog.count(*) FROM del) OPERATOR(pg_catalog.>=) 0 "
+					 "AND NOT d.__autocdc_old AND NOT d.__autocdc_same RETURNING 1)",
+					 c->qtarget, cols_of(f, c, NULL), cols_of(f, c, "d"));
 
 	appendStringInfoString(sql, " SELECT (SELECT pg_catalog.count(*) FROM ev), (SELECT pg_catalog.count(*) FROM ins), "
-						   "(SELECT pg_catalog.count(*) FROM del d WHERE NOT EXISTS (SELECT 1 FROM ins i WHERE ");
-	append_keys_match(sql, f, "i", "d");
-	appendStringInfoString(sql, " AND ");
-	cmp(sql, f, "i.__start_at", "=", "d.__start_at");
-	appendStringInfoString(sql, ")), (SELECT pg_catalog.count(*) FROM ev) OPERATOR(pg_catalog.-) "
-						   "(SELECT pg_catalog.count(*) FROM newev), (SELECT pg_catalog.count(*) FROM ins_ev)");
+						   "(SELECT pg_catalog.count(*) FROM diff d WHERE d.__autocdc_old AND d.__autocdc_n OPERATOR(pg_catalog.=) 1), "
+						   "(SELECT pg_catalog.count(*) FROM ev) OPERATOR(pg_catalog.-) "
+						   "(SELECT pg_catalog.count(*) FROM newev), (SELECT pg_catalog.count(*) FROM ins_ev)"
+						   ", (SELECT pg_catalog.count(*) FROM del)");
 }
 
 /*
