@@ -35,7 +35,7 @@ $(OBJS): $(wildcard src/*.h)
 
 PROPERTY_SEEDS ?= 1100
 
-.PHONY: deps demo test soak valgrind
+.PHONY: deps demo test soak valgrind bench
 
 deps:
 	@sh scripts/ensure-deps.sh
@@ -59,3 +59,8 @@ soak: deps
 valgrind: deps
 	$(MAKE) install
 	sh scripts/valgrind-check.sh
+
+# Benchmarks against hand-written SQL (never part of make test); see bench/README.md.
+bench: deps
+	$(MAKE) install
+	bash bench/run.sh
