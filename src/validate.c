@@ -116,13 +116,16 @@ validate_append_batch_checks(StringInfo sql, FlowDef *f, ReadParams *p,
 	appendStringInfoString(sql, ")::pg_catalog.text END)::pg_catalog.text) OPERATOR(pg_catalog.>) 1 LIMIT 1)");
 }
 
-/* Raises the error for the first bad event the validation query found. */
-void
-validate_report(FlowDef *f)
+/*
+ * Raises the error for the bad event whose problem, key and sequence are
+ * the result's columns col, col + 1 and col + 2.
+ */
+static void
+validate_report(FlowDef *f, int col)
 {
-	char	   *problem = spi_value(0, 2);
-	char	   *key = spi_value(0, 3);
-	char	   *seq = spi_value(0, 4);
+	char	   *problem = spi_value(0, col);
+	char	   *key = spi_value(0, col + 1);
+	char	   *seq = spi_value(0, col + 2);
 	StringInfoData keys;
 
 	initStringInfo(&keys);
@@ -152,9 +155,14 @@ validate_report(FlowDef *f)
 
 
 /*
- * Runs a fold's validation query (raising the error for the first bad
- * event it finds) and then its apply statement, whose first four columns
- * are the counts.  The apply's result stays in SPI_tuptable.
+ * Runs a fold's checks and its apply statement as one statement, so the
+ * events are read once (reading them twice cost about a third of a run).
+ * Both were built on "WITH ev AS MATERIALIZED (<events>)"; here the events
+ * are read into __autocdc_ev_raw, the checks see all of them, and the
+ * apply sees "ev", empty when a check found a problem, so that nothing is
+ * applied before the error is raised (the statement's other writes are
+ * rolled back with it).  The apply's first four columns are the counts;
+ * its result stays in SPI_tuptable.
  */
 void
 validate_and_apply(FlowDef *f, ReadParams *p, const char *validation,
@@ -163,12 +171,35 @@ validate_and_apply(FlowDef *f, ReadParams *p, const char *validation,
 	Oid			types[READ_NPARAMS];
 	Datum		values[READ_NPARAMS];
 	char		nulls[READ_NPARAMS];
+	StringInfoData head,
+				sql;
+	int			natts;
+
+	initStringInfo(&head);
+	appendStringInfoString(&head, "WITH ev AS MATERIALIZED (");
+	read_append_events(&head, f, p);
+	appendStringInfoChar(&head, ')');
+	if (strncmp(validation, head.data, head.len) != 0 ||
+		strncmp(apply, head.data, head.len) != 0)
+		elog(ERROR, "autocdc: fold statements do not start with the events");
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "WITH __autocdc_ev_raw AS MATERIALIZED (");
+	read_append_events(&sql, f, p);
+	appendStringInfo(&sql,
+					 "), __autocdc_problem (priority, problem, key, seq) AS MATERIALIZED ("
+					 "WITH ev AS NOT MATERIALIZED (SELECT * FROM __autocdc_ev_raw) %s), "
+					 "ev AS NOT MATERIALIZED (SELECT * FROM __autocdc_ev_raw "
+					 "  WHERE NOT EXISTS (SELECT FROM __autocdc_problem))%s, "
+					 "(SELECT problem FROM __autocdc_problem), (SELECT key FROM __autocdc_problem), "
+					 "(SELECT seq FROM __autocdc_problem)",
+					 validation + head.len, apply + head.len);
 
 	read_params_arrays(p, types, values, nulls);
-	spi_exec(validation, READ_NPARAMS, types, values, nulls, false);
-	if (SPI_processed > 0)
-		validate_report(f);
-	spi_exec(apply, READ_NPARAMS, types, values, nulls, false);
+	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
+	natts = SPI_tuptable->tupdesc->natts;
+	if (spi_value(0, natts - 2) != NULL)
+		validate_report(f, natts - 2);
 	counts->read = spi_int64(0, 1);
 	counts->upserted = spi_int64(0, 2);
 	counts->deleted = spi_int64(0, 3);

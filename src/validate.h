@@ -17,7 +17,6 @@ extern char *validate_keytext(FlowDef *f);
 extern char *validate_prefixed_keys(FlowDef *f, const char *a);
 extern void validate_append_batch_checks(StringInfo sql, FlowDef *f,
 										 ReadParams *p, const char *keytext);
-extern void validate_report(FlowDef *f);
 extern void validate_and_apply(FlowDef *f, ReadParams *p, const char *validation,
 							   const char *apply, FlowCounts *counts);
 
