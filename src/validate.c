@@ -155,8 +155,8 @@ validate_report(FlowDef *f, int col)
 
 
 /*
- * Runs a fold's checks and its apply statement as one statement, so the
- * events are read once (reading them twice cost about a third of a run).
+ * Runs a fold's checks and its apply statement as one statement, so that
+ * the events are read and materialized once.
  * Both were built on "WITH ev AS MATERIALIZED (<events>)"; here the events
  * are read into __autocdc_ev_raw, the checks see all of them, and the
  * apply sees "ev", empty when a check found a problem, so that nothing is
@@ -184,7 +184,7 @@ validate_and_apply(FlowDef *f, ReadParams *p, const char *validation,
 		elog(ERROR, "autocdc: fold statements do not start with the events");
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "WITH __autocdc_ev_raw AS MATERIALIZED (");
+	appendStringInfoString(&sql, "WITH __autocdc_ev_raw AS MATERIALIZED (");
 	read_append_events(&sql, f, p);
 	appendStringInfo(&sql,
 					 "), __autocdc_problem (priority, problem, key, seq) AS MATERIALIZED ("
