@@ -46,21 +46,14 @@ setter_kind(FlowDef *f, const char *col)
 	return list_has_string(f->ignore_null, col) ? "notnull" : "always";
 }
 
-static void
-cmp(StringInfo sql, Scd1Cols *c, FlowDef *f, const char *a, const char *op,
-	const char *b)
-{
-	append_seq_cmp(sql, a, op, b, f->seq_type);
-}
-
 /* "x IS NOT NULL AND (n_del IS NULL OR x > n_del) AND (n_t IS NULL OR x >= n_t)" */
 static void
-append_survives(StringInfo sql, Scd1Cols *c, FlowDef *f, const char *x)
+append_survives(StringInfo sql, FlowDef *f, const char *x)
 {
 	appendStringInfo(sql, "(%s IS NOT NULL AND (c.__autocdc_n_del IS NULL OR ", x);
-	cmp(sql, c, f, x, ">", "c.__autocdc_n_del");
+	append_flow_seq_cmp(sql, f, x, ">", "c.__autocdc_n_del");
 	appendStringInfoString(sql, ") AND (c.__autocdc_n_t IS NULL OR ");
-	cmp(sql, c, f, x, ">=", "c.__autocdc_n_t");
+	append_flow_seq_cmp(sql, f, x, ">=", "c.__autocdc_n_t");
 	appendStringInfoString(sql, "))");
 }
 
@@ -84,12 +77,12 @@ append_latest_delete(StringInfo sql, FlowDef *f, Scd1Cols *c)
 }
 
 static void
-append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
+append_checks(StringInfo sql, FlowDef *f, Scd1Cols *c)
 {
 	ListCell   *lc;
 	char	   *keytext = validate_keytext(f);
 
-	validate_append_batch_checks(sql, f, p, keytext);
+	validate_append_batch_checks(sql, f, keytext);
 
 	/* Against what earlier runs applied at the same sequence. */
 	appendStringInfo(sql,
@@ -100,11 +93,11 @@ append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 	appendStringInfo(sql, " LEFT JOIN %s t ON ", c->qtarget);
 	append_keys_match(sql, f, "t", "e");
 	appendStringInfoString(sql, " WHERE (e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND ");
-	cmp(sql, c, f, "e.__autocdc_seq", "=", "st.__autocdc_delete_seq");
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "=", "st.__autocdc_delete_seq");
 	appendStringInfoString(sql, ") OR (e.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
-	cmp(sql, c, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
 	appendStringInfoString(sql, ") OR (e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND ");
-	cmp(sql, c, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
 	appendStringInfo(sql, " AND t.%s IS NOT NULL AND NOT (true",
 					 quote_identifier(linitial(f->keys)));
 	foreach(lc, f->columns)
@@ -124,7 +117,7 @@ append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 }
 
 static void
-append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
+append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c)
 {
 	ListCell   *lc;
 	StringInfoData keys,
@@ -140,10 +133,8 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 	append_column_list(&kk_keys, f->keys, "pk");
 	append_column_list(&f_keys, f->keys, "c");
 
-	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
-	read_append_events(sql, f, p);
 	appendStringInfo(sql,
-					 "), tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
+					 ", tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
 					 "    WHERE e.__autocdc_kind OPERATOR(pg_catalog.=) 't' ORDER BY 1 DESC LIMIT 1) AS b_t), "
 					 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr)",
 					 c->seqtype);
@@ -211,7 +202,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 					 "  tt.t AS __autocdc_n_t, "
 					 "  (pk.__autocdc_bu IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ",
 					 kk_keys.data, k1, k1);
-	cmp(sql, c, f, "pk.__autocdc_bu", ">", "st.__autocdc_upsert_seq");
+	append_flow_seq_cmp(sql, f, "pk.__autocdc_bu", ">", "st.__autocdc_upsert_seq");
 	appendStringInfoString(sql, ")) AS __autocdc_u_wins");
 	foreach(lc, c->plain)
 	{
@@ -219,7 +210,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 
 		appendStringInfo(sql,
 						 ", CASE WHEN pk.__autocdc_bu IS NOT NULL AND (st.__autocdc_upsert_seq IS NULL OR ");
-		cmp(sql, c, f, "pk.__autocdc_bu", ">", "st.__autocdc_upsert_seq");
+		append_flow_seq_cmp(sql, f, "pk.__autocdc_bu", ">", "st.__autocdc_upsert_seq");
 		appendStringInfo(sql, ") THEN pk.%s ELSE t.%s END AS %s", col, col, col);
 	}
 	i = 0;
@@ -240,7 +231,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 			appendStringInfo(sql, ", GREATEST(st.%s, %s) AS __autocdc_ps%d, "
 							 "CASE WHEN %s IS NOT NULL AND (st.%s IS NULL OR ",
 							 col, ss, i, ss, col);
-			cmp(sql, c, f, ss, ">", psprintf("st.%s", col));
+			append_flow_seq_cmp(sql, f, ss, ">", psprintf("st.%s", col));
 			appendStringInfo(sql, ") THEN %s ELSE t.%s END AS __autocdc_pv%d", sv, col, i);
 		}
 		i++;
@@ -253,16 +244,16 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 
 	/* fin: liveness and final tracked columns */
 	appendStringInfoString(sql, ", fin AS (SELECT c.*, ");
-	append_survives(sql, c, f, "c.__autocdc_n_ups");
+	append_survives(sql, f, "c.__autocdc_n_ups");
 	appendStringInfoString(sql, " AS __autocdc_n_live");
 	for (i = 0; i < list_length(c->tracked); i++)
 	{
 		char	   *ps = psprintf("c.__autocdc_ps%d", i);
 
 		appendStringInfoString(sql, ", CASE WHEN ");
-		append_survives(sql, c, f, ps);
+		append_survives(sql, f, ps);
 		appendStringInfo(sql, " THEN %s END AS __autocdc_fs%d, CASE WHEN ", ps, i);
-		append_survives(sql, c, f, ps);
+		append_survives(sql, f, ps);
 		appendStringInfo(sql, " THEN c.__autocdc_pv%d END AS __autocdc_fv%d", i, i);
 	}
 	appendStringInfoString(sql, " FROM calc c)");
@@ -368,14 +359,14 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd1Cols *c)
 	appendStringInfo(sql, "%s st ON ", c->qstate);
 	append_keys_match(sql, f, "e", "st");
 	appendStringInfoString(sql, " WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (COALESCE(");
-	cmp(sql, c, f, "e.__autocdc_seq", "<=",
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<=",
 		"GREATEST(st.__autocdc_upsert_seq, st.__autocdc_delete_seq)");
 	appendStringInfoString(sql, ", false) OR COALESCE(");
-	cmp(sql, c, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
 	appendStringInfoString(sql, ", false))), (SELECT pg_catalog.count(*) FROM sst), "
 						   "(SELECT tt.t::pg_catalog.text FROM tt), "
 						   "(SELECT tr.b_t IS NOT NULL AND ($6 IS NULL OR ");
-	cmp(sql, c, f, "tr.b_t", ">", psprintf("$6::%s", c->seqtype));
+	append_flow_seq_cmp(sql, f, "tr.b_t", ">", psprintf("$6::%s", c->seqtype));
 	appendStringInfoString(sql, ") FROM tr)");
 }
 
@@ -399,7 +390,7 @@ apply_truncate(FlowDef *f, Scd1Cols *c, const char *t)
 					 c->qtarget, c->qstate);
 	append_keys_match(&sql, f, "st", "t");
 	appendStringInfoString(&sql, " AND ");
-	cmp(&sql, c, f, "st.__autocdc_upsert_seq", ">=", tcast);
+	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
 	appendStringInfoString(&sql, ") RETURNING 1)");
 	if (c->tracked != NIL)
 	{
@@ -410,34 +401,34 @@ apply_truncate(FlowDef *f, Scd1Cols *c, const char *t)
 			const char *col = quote_identifier(lfirst(lc));
 
 			appendStringInfo(&sql, "%s%s = CASE WHEN COALESCE(", i++ ? ", " : "", col);
-			cmp(&sql, c, f, psprintf("st.%s", col), "<", tcast);
+			append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
 			appendStringInfo(&sql, ", st.%s IS NULL) THEN NULL ELSE t.%s END", col, col);
 		}
 		appendStringInfo(&sql, " FROM %s st WHERE ", c->qstate);
 		append_keys_match(&sql, f, "st", "t");
 		appendStringInfoString(&sql, " AND ");
-		cmp(&sql, c, f, "st.__autocdc_upsert_seq", ">=", tcast);
+		append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
 		appendStringInfoString(&sql, " RETURNING 1)");
 	}
 	appendStringInfo(&sql, ", su AS (UPDATE %s st SET __autocdc_deleted_at = "
 					 "CASE WHEN st.__autocdc_deleted_at IS NULL AND ", c->qstate);
-	cmp(&sql, c, f, "st.__autocdc_upsert_seq", "<", tcast);
+	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
 	appendStringInfoString(&sql, " THEN pg_catalog.now() ELSE st.__autocdc_deleted_at END");
 	foreach(lc, c->tracked)
 	{
 		const char *col = quote_identifier(lfirst(lc));
 
 		appendStringInfo(&sql, ", %s = CASE WHEN COALESCE(", col);
-		cmp(&sql, c, f, psprintf("st.%s", col), "<", tcast);
+		append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
 		appendStringInfo(&sql, ", false) THEN NULL ELSE st.%s END", col);
 	}
 	appendStringInfoString(&sql, " WHERE (st.__autocdc_deleted_at IS NULL AND ");
-	cmp(&sql, c, f, "st.__autocdc_upsert_seq", "<", tcast);
+	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
 	appendStringInfoChar(&sql, ')');
 	foreach(lc, c->tracked)
 	{
 		appendStringInfoString(&sql, " OR ");
-		cmp(&sql, c, f, psprintf("st.%s", quote_identifier(lfirst(lc))), "<", tcast);
+		append_flow_seq_cmp(&sql, f, psprintf("st.%s", quote_identifier(lfirst(lc))), "<", tcast);
 	}
 	/* Data-modifying CTEs run to completion whether or not they are read. */
 	appendStringInfoString(&sql, " RETURNING 1) SELECT pg_catalog.count(*) FROM del");
@@ -470,7 +461,8 @@ char *
 scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
 	Scd1Cols	c;
-	StringInfoData validation,
+	StringInfoData events,
+				checks,
 				apply;
 	ListCell   *lc;
 	char	   *new_t;
@@ -485,11 +477,14 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 		if (!list_has_string(c.tracked, lfirst(lc)))
 			c.plain = lappend(c.plain, lfirst(lc));
 
-	initStringInfo(&validation);
-	append_validation(&validation, f, p, &c);
+	/* first: reading the events checks that the flow's columns still exist */
+	initStringInfo(&events);
+	read_append_events(&events, f, p);
+	initStringInfo(&checks);
+	append_checks(&checks, f, &c);
 	initStringInfo(&apply);
-	append_apply(&apply, f, p, &c);
-	validate_and_apply(f, p, validation.data, apply.data, counts);
+	append_apply(&apply, f, &c);
+	validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
 	new_t = spi_value(0, 6);
 	truncated = spi_bool(0, 7);
 

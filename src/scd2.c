@@ -35,7 +35,6 @@ typedef struct Scd2Cols
 	List	   *values;			/* the event store's value columns */
 	List	   *tracked;		/* history is kept on these */
 	List	   *inheriting;		/* columns some upsert may leave to inherit */
-	char	   *seqtype;
 	char	   *qtarget;
 	char	   *qevents;
 } Scd2Cols;
@@ -60,12 +59,6 @@ event_store_columns(FlowDef *f, Oid events)
 	}
 	relation_close(rel, AccessShareLock);
 	return result;
-}
-
-static void
-cmp(StringInfo sql, FlowDef *f, const char *a, const char *op, const char *b)
-{
-	append_seq_cmp(sql, a, op, b, f->seq_type);
 }
 
 /* Null-safe equality of column `col` of `a` and `b`. */
@@ -128,12 +121,12 @@ append_normalized(StringInfo sql, FlowDef *f, Scd2Cols *c)
 }
 
 static void
-append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
+append_checks(StringInfo sql, FlowDef *f, Scd2Cols *c)
 {
 	ListCell   *lc;
 	char	   *keytext = validate_keytext(f);
 
-	validate_append_batch_checks(sql, f, p, keytext);
+	validate_append_batch_checks(sql, f, keytext);
 	/* Against the stored events: one key and sequence, one event. */
 	appendStringInfo(sql, " UNION ALL (SELECT 4, 'conflict_applied', %s, e.__autocdc_seq::pg_catalog.text FROM (",
 					 keytext);
@@ -141,7 +134,7 @@ append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 	appendStringInfo(sql, ") e JOIN %s s ON ", c->qevents);
 	append_keys_match(sql, f, "s", "e");
 	appendStringInfoString(sql, " AND ");
-	cmp(sql, f, "s.__autocdc_seq", "=", "e.__autocdc_seq");
+	append_flow_seq_cmp(sql, f, "s.__autocdc_seq", "=", "e.__autocdc_seq");
 	appendStringInfoString(sql, " WHERE s.__autocdc_kind OPERATOR(pg_catalog.<>) e.__autocdc_kind "
 						   "OR s.__autocdc_inherit::pg_catalog.text IS DISTINCT FROM e.__autocdc_inherit::pg_catalog.text");
 	foreach(lc, c->values)
@@ -150,17 +143,6 @@ append_validation(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 		col_eq(sql, f, "s", "e", lfirst(lc));
 	}
 	appendStringInfoString(sql, " LIMIT 1) ORDER BY 1 LIMIT 1");
-}
-
-/* "a.k1, a.k2" */
-static char *
-keys_of(FlowDef *f, const char *a)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	append_column_list(&buf, f->keys, a);
-	return buf.data;
 }
 
 static int
@@ -209,7 +191,7 @@ null_values_of(FlowDef *f, Scd2Cols *c, const char *a)
 }
 
 static void
-append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
+append_apply(StringInfo sql, FlowDef *f, Scd2Cols *c)
 {
 	ListCell   *lc;
 	StringInfoData keys;
@@ -218,15 +200,13 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 	initStringInfo(&keys);
 	append_column_list(&keys, f->keys, NULL);
 
-	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
-	read_append_events(sql, f, p);
-	appendStringInfoString(sql, "), evn AS MATERIALIZED (");
+	appendStringInfoString(sql, ", evn AS MATERIALIZED (");
 	append_normalized(sql, f, c);
 	appendStringInfo(sql, "), newev AS MATERIALIZED (SELECT n.* FROM evn n WHERE NOT EXISTS "
 					 "(SELECT 1 FROM %s s WHERE ", c->qevents);
 	append_keys_match(sql, f, "s", "n");
 	appendStringInfoString(sql, " AND ");
-	cmp(sql, f, "s.__autocdc_seq", "=", "n.__autocdc_seq");
+	append_flow_seq_cmp(sql, f, "s.__autocdc_seq", "=", "n.__autocdc_seq");
 	appendStringInfo(sql, ")), ins_ev AS (INSERT INTO %s (%s, __autocdc_seq, __autocdc_kind, ",
 					 c->qevents, cols_of(f, c, NULL));
 	appendStringInfo(sql, "__autocdc_inherit) SELECT %s, n.__autocdc_seq, n.__autocdc_kind, "
@@ -237,15 +217,15 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 					 "FROM newev ORDER BY %s, __autocdc_seq)", keys.data, keys.data, keys.data);
 	appendStringInfo(sql, ", mode AS (SELECT %s, a.__autocdc_smin, o.__start_at AS __autocdc_open, "
 					 "(o.__start_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s s WHERE ",
-					 keys_of(f, "a"), c->qevents);
+					 validate_prefixed_keys(f, "a"), c->qevents);
 	append_keys_match(sql, f, "s", "a");
 	appendStringInfoString(sql, " AND ");
-	cmp(sql, f, "s.__autocdc_seq", ">=", "a.__autocdc_smin");
+	append_flow_seq_cmp(sql, f, "s.__autocdc_seq", ">=", "a.__autocdc_smin");
 	appendStringInfo(sql, ")) AS __autocdc_anchored, (SELECT s.__autocdc_seq FROM %s s WHERE ",
 					 c->qevents);
 	append_keys_match(sql, f, "s", "a");
 	appendStringInfoString(sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
-	cmp(sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
+	append_flow_seq_cmp(sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
 	appendStringInfo(sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) AS __autocdc_pdel "
 					 "FROM aff a LEFT JOIN %s o ON ", c->qtarget);
 	append_keys_match(sql, f, "o", "a");
@@ -263,14 +243,14 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 					 "FROM %s s JOIN mode m ON ", cols_of(f, c, "s"), c->qevents);
 	append_keys_match(sql, f, "s", "m");
 	appendStringInfoString(sql, " WHERE NOT m.__autocdc_anchored AND (m.__autocdc_pdel IS NULL OR ");
-	cmp(sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
+	append_flow_seq_cmp(sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
 	appendStringInfoString(sql, "))");
 
 	/* Groups between deletes; inherited values. */
 	appendStringInfo(sql, ", g1 AS (SELECT i.*, pg_catalog.sum(CASE WHEN i.__autocdc_kind "
 					 "OPERATOR(pg_catalog.=) 'd' THEN 1 ELSE 0 END) OVER (PARTITION BY %s "
 					 "ORDER BY i.__autocdc_seq ROWS UNBOUNDED PRECEDING) AS __autocdc_grp FROM inp i)",
-					 keys_of(f, "i"));
+					 validate_prefixed_keys(f, "i"));
 	appendStringInfoString(sql, ", g2 AS (SELECT g.*");
 	i = 0;
 	foreach(lc, c->inheriting)
@@ -279,10 +259,10 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 						 "AND NOT COALESCE(%s OPERATOR(pg_catalog.=) ANY (g.__autocdc_inherit), false)) "
 						 "OVER (PARTITION BY %s, g.__autocdc_grp ORDER BY g.__autocdc_seq "
 						 "ROWS UNBOUNDED PRECEDING) AS __autocdc_cg%d",
-						 quote_literal_cstr(lfirst(lc)), keys_of(f, "g"), i++);
+						 quote_literal_cstr(lfirst(lc)), validate_prefixed_keys(f, "g"), i++);
 	}
 	appendStringInfo(sql, " FROM g1 g), g3 AS (SELECT %s, g.__autocdc_seq, g.__autocdc_kind, g.__autocdc_grp",
-					 keys_of(f, "g"));
+					 validate_prefixed_keys(f, "g"));
 	foreach(lc, c->values)
 	{
 		const char *q = quote_identifier(lfirst(lc));
@@ -293,7 +273,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 		else
 			appendStringInfo(sql, ", pg_catalog.first_value(g.%s) OVER (PARTITION BY %s, g.__autocdc_grp, "
 							 "g.__autocdc_cg%d ORDER BY g.__autocdc_seq) AS %s",
-							 q, keys_of(f, "g"), j, q);
+							 q, validate_prefixed_keys(f, "g"), j, q);
 	}
 	appendStringInfoString(sql, " FROM g2 g)");
 
@@ -305,7 +285,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 						 quote_identifier(lfirst(lc)), i++);
 	appendStringInfo(sql, " FROM g3 g WHERE g.__autocdc_kind OPERATOR(pg_catalog.<>) 'd' "
 					 "WINDOW w AS (PARTITION BY %s, g.__autocdc_grp ORDER BY g.__autocdc_seq))",
-					 keys_of(f, "g"));
+					 validate_prefixed_keys(f, "g"));
 	appendStringInfoString(sql, ", v AS (SELECT u.*, pg_catalog.sum(CASE WHEN u.__autocdc_prev IS NULL OR NOT (true");
 	i = 0;
 	foreach(lc, c->tracked)
@@ -316,13 +296,13 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 	}
 	appendStringInfo(sql, ") THEN 1 ELSE 0 END) OVER (PARTITION BY %s, u.__autocdc_grp ORDER BY u.__autocdc_seq "
 					 "ROWS UNBOUNDED PRECEDING) AS __autocdc_ver FROM u)",
-					 keys_of(f, "u"));
+					 validate_prefixed_keys(f, "u"));
 	appendStringInfo(sql, ", vv AS (SELECT DISTINCT ON (%s, v.__autocdc_grp, v.__autocdc_ver) %s, "
 					 "v.__autocdc_grp, pg_catalog.first_value(v.__autocdc_seq) OVER (PARTITION BY %s, "
 					 "v.__autocdc_grp, v.__autocdc_ver ORDER BY v.__autocdc_seq) AS __autocdc_start FROM v "
 					 "ORDER BY %s, v.__autocdc_grp, v.__autocdc_ver, v.__autocdc_seq DESC)",
-					 keys_of(f, "v"), cols_of(f, c, "v"),
-					 keys_of(f, "v"), keys_of(f, "v"));
+					 validate_prefixed_keys(f, "v"), cols_of(f, c, "v"),
+					 validate_prefixed_keys(f, "v"), validate_prefixed_keys(f, "v"));
 	/*
 	 * A version ends where the next item of its key starts: the next
 	 * version, or the delete that closes its group.  One window over both,
@@ -335,16 +315,16 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 	appendStringInfo(sql, ", nv AS (SELECT %s, x.__autocdc_start AS __start_at, x.__autocdc_end AS __end_at "
 					 "FROM (SELECT vd.*, pg_catalog.lead(vd.__autocdc_start) OVER (PARTITION BY %s "
 					 "ORDER BY vd.__autocdc_start) AS __autocdc_end FROM vd) x WHERE NOT x.__autocdc_is_del)",
-					 cols_of(f, c, "x"), keys_of(f, "vd"));
+					 cols_of(f, c, "x"), validate_prefixed_keys(f, "vd"));
 
 	/* The stored versions folded again, and the difference written. */
 	appendStringInfo(sql, ", oldv AS (SELECT t.ctid AS __autocdc_tid, %s, t.__start_at, t.__end_at "
 					 "FROM %s t JOIN mode m ON ", cols_of(f, c, "t"), c->qtarget);
 	append_keys_match(sql, f, "t", "m");
 	appendStringInfoString(sql, " WHERE (m.__autocdc_anchored AND ");
-	cmp(sql, f, "t.__start_at", ">=", "m.__autocdc_open");
+	append_flow_seq_cmp(sql, f, "t.__start_at", ">=", "m.__autocdc_open");
 	appendStringInfoString(sql, ") OR (NOT m.__autocdc_anchored AND (m.__autocdc_pdel IS NULL OR ");
-	cmp(sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
+	append_flow_seq_cmp(sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
 	appendStringInfoString(sql, ")))");
 
 	/*
@@ -371,7 +351,7 @@ append_apply(StringInfo sql, FlowDef *f, ReadParams *p, Scd2Cols *c)
 		appendStringInfo(sql, " FROM both_v b WINDOW wv AS (PARTITION BY %s, b.__start_at ORDER BY b.__autocdc_old "
 						 "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)), "
 						 "diff AS (SELECT p.*, (p.__autocdc_n OPERATOR(pg_catalog.=) 2 AND ",
-						 keys_of(f, "b"));
+						 validate_prefixed_keys(f, "b"));
 		append_nullsafe_eq(sql, "p.__autocdc_last_end", "p.__autocdc_first_end", f->seq_type);
 		j = 0;
 		foreach(lc, c->values)
@@ -406,12 +386,12 @@ void
 scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
 	Scd2Cols	c;
-	StringInfoData validation,
+	StringInfoData events,
+				checks,
 				apply;
 	ListCell   *lc;
 
 	memset(&c, 0, sizeof(c));
-	c.seqtype = type_qualified_name(f->seq_type);
 	c.qtarget = rel_qualified_name(f->target);
 	c.qevents = rel_qualified_name(f->state);
 	c.values = event_store_columns(f, f->state);
@@ -420,9 +400,12 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 		if (list_has_string(c.values, lfirst(lc)))
 			c.inheriting = lappend(c.inheriting, lfirst(lc));
 
-	initStringInfo(&validation);
-	append_validation(&validation, f, p, &c);
+	/* first: reading the events checks that the flow's columns still exist */
+	initStringInfo(&events);
+	read_append_events(&events, f, p);
+	initStringInfo(&checks);
+	append_checks(&checks, f, &c);
 	initStringInfo(&apply);
-	append_apply(&apply, f, p, &c);
-	validate_and_apply(f, p, validation.data, apply.data, counts);
+	append_apply(&apply, f, &c);
+	validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
 }

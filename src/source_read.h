@@ -11,7 +11,7 @@
 
 /*
  * Parameters of every statement that reads events; the SQL refers to them
- * as $1..$7 in this order.
+ * as $1..$6 in this order.
  */
 #define READ_NPARAMS 6
 typedef struct ReadParams

@@ -36,6 +36,14 @@ append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
 	}
 }
 
+/* "a <op> b" on two values of the flow's sequence type. */
+void
+append_flow_seq_cmp(StringInfo sql, FlowDef *f, const char *a, const char *op,
+					const char *b)
+{
+	append_seq_cmp(sql, a, op, b, f->seq_type);
+}
+
 /* "a.k1, a.k2" */
 char *
 validate_prefixed_keys(FlowDef *f, const char *a)
@@ -64,15 +72,14 @@ validate_keytext(FlowDef *f)
 }
 
 /*
- * Appends "WITH ev AS (<events>) (<check 1>) UNION ALL (<2>) UNION ALL (<3>)",
- * each check yielding (priority, problem, key, sequence).  A fold appends
+ * Appends "(<check 1>) UNION ALL (<2>) UNION ALL (<3>)" over the events
+ * "ev", each check yielding (priority, problem, key, sequence).  A fold appends
  * its checks against what it applied before, then " ORDER BY 1 LIMIT 1".
  * Two events at one key and sequence conflict when their kinds differ or,
  * for upserts, their values do (a delete's other columns do not matter).
  */
 void
-validate_append_batch_checks(StringInfo sql, FlowDef *f, ReadParams *p,
-							 const char *keytext)
+validate_append_batch_checks(StringInfo sql, FlowDef *f, const char *keytext)
 {
 	ListCell   *lc;
 	StringInfoData keys;
@@ -80,10 +87,8 @@ validate_append_batch_checks(StringInfo sql, FlowDef *f, ReadParams *p,
 	initStringInfo(&keys);
 	append_column_list(&keys, f->keys, NULL);
 
-	appendStringInfoString(sql, "WITH ev AS MATERIALIZED (");
-	read_append_events(sql, f, p);
 	appendStringInfo(sql,
-					 ") (SELECT 1, 'null_sequence', %s, NULL::pg_catalog.text FROM ev e "
+					 "(SELECT 1, 'null_sequence', %s, NULL::pg_catalog.text FROM ev e "
 					 "   WHERE e.__autocdc_seq IS NULL LIMIT 1)"
 					 " UNION ALL (SELECT 2, 'null_key', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
 					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (false",
@@ -155,45 +160,34 @@ validate_report(FlowDef *f, int col)
 
 
 /*
- * Runs a fold's checks and its apply statement as one statement, so that
- * the events are read and materialized once.
- * Both were built on "WITH ev AS MATERIALIZED (<events>)"; here the events
- * are read into __autocdc_ev_raw, the checks see all of them, and the
- * apply sees "ev", empty when a check found a problem, so that nothing is
- * applied before the error is raised (the statement's other writes are
- * rolled back with it).  The apply's first four columns are the counts;
- * its result stays in SPI_tuptable.
+ * Runs a fold's checks and its apply as one statement, so that the events
+ * (read_append_events) are read and materialized once.  Both are written
+ * against the events "ev": the checks as a query yielding the first problem, the apply as
+ * the CTEs after ev and a final SELECT whose first four columns are the
+ * counts.  The checks see all events; the apply sees none when they found
+ * a problem, so nothing is applied before the error is raised (the
+ * statement's other writes are rolled back with it).  The apply's result
+ * stays in SPI_tuptable.
  */
 void
-validate_and_apply(FlowDef *f, ReadParams *p, const char *validation,
-				   const char *apply, FlowCounts *counts)
+validate_and_apply(FlowDef *f, ReadParams *p, const char *events,
+				   const char *checks, const char *apply, FlowCounts *counts)
 {
 	Oid			types[READ_NPARAMS];
 	Datum		values[READ_NPARAMS];
 	char		nulls[READ_NPARAMS];
-	StringInfoData head,
-				sql;
+	StringInfoData sql;
 	int			natts;
 
-	initStringInfo(&head);
-	appendStringInfoString(&head, "WITH ev AS MATERIALIZED (");
-	read_append_events(&head, f, p);
-	appendStringInfoChar(&head, ')');
-	if (strncmp(validation, head.data, head.len) != 0 ||
-		strncmp(apply, head.data, head.len) != 0)
-		elog(ERROR, "autocdc: fold statements do not start with the events");
-
 	initStringInfo(&sql);
-	appendStringInfoString(&sql, "WITH __autocdc_ev_raw AS MATERIALIZED (");
-	read_append_events(&sql, f, p);
 	appendStringInfo(&sql,
-					 "), __autocdc_problem (priority, problem, key, seq) AS MATERIALIZED ("
+					 "WITH __autocdc_ev_raw AS MATERIALIZED (%s), __autocdc_problem (priority, problem, key, seq) AS MATERIALIZED ("
 					 "WITH ev AS NOT MATERIALIZED (SELECT * FROM __autocdc_ev_raw) %s), "
 					 "ev AS NOT MATERIALIZED (SELECT * FROM __autocdc_ev_raw "
 					 "  WHERE NOT EXISTS (SELECT FROM __autocdc_problem))%s, "
 					 "(SELECT problem FROM __autocdc_problem), (SELECT key FROM __autocdc_problem), "
 					 "(SELECT seq FROM __autocdc_problem)",
-					 validation + head.len, apply + head.len);
+					 events, checks, apply);
 
 	read_params_arrays(p, types, values, nulls);
 	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);

@@ -13,5 +13,7 @@ SELECT c.relname, c.relkind
 SELECT p.oid::regprocedure AS function, p.prosecdef AS security_definer
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
  WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'autocdc')
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text;
 SELECT name, setting, unit FROM pg_settings WHERE name LIKE 'autocdc.%' ORDER BY 1;
+-- The catalog goes into pg_dump output with the extension.
+SELECT c::regclass AS dumped FROM pg_extension, unnest(extconfig) AS c WHERE extname = 'autocdc' ORDER BY c::regclass::text;

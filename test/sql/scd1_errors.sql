@@ -28,6 +28,26 @@ SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => AR
   apply_as_deletes => 'op = ''D''; DROP TABLE src', except_column_list => ARRAY['__start_at']);
 SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq) FROM pg_class --',
   except_column_list => ARRAY['__start_at']);
+-- A reserved name as key; empty names; what cannot be a source or a target.
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['__start_at'], sequence_by => 'seq');
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
+  except_column_list => ARRAY['__start_at'], name => '');
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
+  except_column_list => ARRAY['__start_at'], pipeline => '');
+CREATE SEQUENCE not_a_source;
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'not_a_source', keys => ARRAY['id'], sequence_by => 'seq');
+CREATE VIEW not_a_target AS SELECT 1 AS id;
+SELECT autocdc.create_auto_cdc_flow(target => 'not_a_target', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
+  except_column_list => ARRAY['__start_at']);
+-- SCD 2 history is tracked on value columns, and on at least one.
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
+  except_column_list => ARRAY['__start_at'], stored_as_scd_type => 2, track_history_column_list => ARRAY['id']);
+SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
+  except_column_list => ARRAY['__start_at'], stored_as_scd_type => 2,
+  track_history_except_column_list => ARRAY['v', 'op', 'seq']);
+DROP SEQUENCE not_a_source;
+DROP VIEW not_a_target;
+SELECT to_regclass('e_t') AS no_target_made;
 SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
   column_list => ARRAY['v'], except_column_list => ARRAY['op']);
 SELECT autocdc.create_auto_cdc_flow(target => 'e_t', source => 'src', keys => ARRAY['id'], sequence_by => 'seq',
