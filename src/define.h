@@ -68,6 +68,7 @@ extern char *define_options_json(FunctionCallInfo fcinfo, int nargs,
 extern char *define_text_arg(FunctionCallInfo fcinfo, int n);
 extern List *define_list_arg(FunctionCallInfo fcinfo, int n);
 extern void define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
+extern int	define_scd_type_arg(FunctionCallInfo fcinfo, int n);
 extern void define_refuse_both(List *a, List *b, const char *aname, const char *bname);
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);
@@ -88,6 +89,8 @@ extern void define_check_existing_target(FlowSpec *spec, Oid relid);
 extern void define_prepare_source(FlowSpec *spec);
 extern Oid	define_create_sequence_composite(FlowSpec *spec, Oid owner);
 extern Oid	define_create_state_table(FlowSpec *spec, Oid owner);
+extern char *define_aux_table_head(StringInfo sql, FlowSpec *spec,
+								   const char *prefix, char *sname);
 extern Oid	define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
 									const char *what, Oid owner);
 

@@ -90,9 +90,9 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	spec.source = PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2);
 	spec.source_function = PG_ARGISNULL(3) ? InvalidOid : PG_GETARG_OID(3);
 	spec.name = PG_ARGISNULL(4) ? spec.target_name : define_text_arg(fcinfo, 4);
-	spec.scd_type = PG_ARGISNULL(5) ? 1 : PG_GETARG_INT32(5);
-	track_list = PG_ARGISNULL(6) ? NIL : text_array_to_list(PG_GETARG_DATUM(6));
-	track_except = PG_ARGISNULL(7) ? NIL : text_array_to_list(PG_GETARG_DATUM(7));
+	spec.scd_type = define_scd_type_arg(fcinfo, 5);
+	track_list = define_list_arg(fcinfo, 6);
+	track_except = define_list_arg(fcinfo, 7);
 	spec.once = !PG_ARGISNULL(8) && PG_GETARG_BOOL(8);
 	spec.pipeline = define_text_arg(fcinfo, 9);
 
@@ -101,19 +101,13 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a snapshot flow needs exactly one of source and source_function"),
 				 errhint("source => 'table_or_view' takes it whole at each run; source_function => 'f(bigint)'::regprocedure gives versioned snapshots.")));
-	if (spec.scd_type != 1 && spec.scd_type != 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("stored_as_scd_type must be 1 or 2, not %d", spec.scd_type)));
 	if (spec.scd_type == 1 && (track_list != NIL || track_except != NIL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("track-history options apply only to SCD type 2 flows"),
 				 errhint("Remove them, or use stored_as_scd_type => 2.")));
-	if (track_list != NIL && track_except != NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("track_history_column_list and track_history_except_column_list cannot be used together")));
+	define_refuse_both(track_list, track_except, "track_history_column_list",
+					   "track_history_except_column_list");
 	if (spec.keys == NIL || spec.name[0] == '\0' || spec.pipeline[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

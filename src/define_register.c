@@ -506,11 +506,7 @@ define_create_flow(FlowSpec *spec)
 						  rel_qualified_name(existing)), 0, NULL, NULL, NULL, false);
 		spec->target = existing;
 	}
-	else if (snapshot && !OidIsValid(spec->source))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("target \"%s\" of a snapshot flow fed by a function must exist", spec->target_name),
-				 errhint("Create the target table first; autocdc cannot know the snapshots' columns before the function returns one.")));
+	/* (a function-fed snapshot flow's target exists: define_kinds.c checked) */
 	if (!snapshot)
 		define_prepare_source(spec);
 	if (!OidIsValid(existing))

@@ -138,16 +138,10 @@ scd2_create_event_store(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
-	char	   *qname;
 	ListCell   *lc;
 
-	define_free_name(sname, "__autocdc_events", spec->target, false);
-	qname = quote_qualified_identifier("autocdc", sname);
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
-	foreach(lc, spec->keys)
-		appendStringInfo(&sql, "%s NOT NULL, ",
-						 define_column_ddl(spec->target, lfirst(lc)));
+	define_aux_table_head(&sql, spec, "__autocdc_events", sname);
 	appendStringInfo(&sql, "__autocdc_seq %s NOT NULL, __autocdc_kind pg_catalog.text NOT NULL, ",
 					 type_qualified_name(spec->seq_type));
 	foreach(lc, spec->columns)

@@ -436,15 +436,9 @@ define_create_state_table(FlowSpec *spec, Oid owner)
 	char		sname[NAMEDATALEN];
 	char	   *seqtype = type_qualified_name(spec->seq_type);
 	char	   *qname;
-	ListCell   *lc;
 
-	define_free_name(sname, "__autocdc_state", spec->target, false);
-	qname = quote_qualified_identifier("autocdc", sname);
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
-	foreach(lc, spec->keys)
-		appendStringInfo(&sql, "%s NOT NULL, ",
-						 define_column_ddl(spec->target, lfirst(lc)));
+	qname = define_aux_table_head(&sql, spec, "__autocdc_state", sname);
 	appendStringInfo(&sql,
 					 "__autocdc_upsert_seq %s, __autocdc_delete_seq %s, "
 					 "__autocdc_deleted_at pg_catalog.timestamptz, PRIMARY KEY (",
@@ -454,6 +448,27 @@ define_create_state_table(FlowSpec *spec, Oid owner)
 					 "CREATE INDEX ON %s (__autocdc_deleted_at) WHERE __autocdc_deleted_at IS NOT NULL",
 					 qname);
 	return define_create_aux_table(spec, sql.data, sname, "state", owner);
+}
+
+/*
+ * Starts the DDL of an auxiliary table of the target: "CREATE TABLE
+ * autocdc.<free name> (<key> NOT NULL, ...".  The name goes to sname;
+ * returns it qualified and quoted.
+ */
+char *
+define_aux_table_head(StringInfo sql, FlowSpec *spec, const char *prefix,
+					  char *sname)
+{
+	char	   *qname;
+	ListCell   *lc;
+
+	define_free_name(sname, prefix, spec->target, false);
+	qname = quote_qualified_identifier("autocdc", sname);
+	appendStringInfo(sql, "CREATE TABLE %s (", qname);
+	foreach(lc, spec->keys)
+		appendStringInfo(sql, "%s NOT NULL, ",
+						 define_column_ddl(spec->target, lfirst(lc)));
+	return qname;
 }
 
 /*

@@ -94,6 +94,19 @@ define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
 				 errmsg("%s must not be NULL", what)));
 }
 
+/* stored_as_scd_type: 1 when NULL, else 1 or 2. */
+int
+define_scd_type_arg(FunctionCallInfo fcinfo, int n)
+{
+	int			scd_type = PG_ARGISNULL(n) ? 1 : PG_GETARG_INT32(n);
+
+	if (scd_type != 1 && scd_type != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stored_as_scd_type must be 1 or 2, not %d", scd_type)));
+	return scd_type;
+}
+
 void
 define_refuse_both(List *a, List *b, const char *aname, const char *bname)
 {
@@ -220,11 +233,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	ignore_list = define_list_arg(fcinfo, ARG_IGNORE_NULL_LIST);
 	ignore_except = define_list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
 
-	scd_type = PG_ARGISNULL(ARG_SCD_TYPE) ? 1 : PG_GETARG_INT32(ARG_SCD_TYPE);
-	if (scd_type != 1 && scd_type != 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("stored_as_scd_type must be 1 or 2, not %d", scd_type)));
+	scd_type = define_scd_type_arg(fcinfo, ARG_SCD_TYPE);
 	spec.scd_type = scd_type;
 
 	if (scd_type == 2 && spec.truncates != NULL)

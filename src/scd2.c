@@ -72,13 +72,14 @@ col_eq(StringInfo sql, FlowDef *f, const char *a, const char *b, const char *col
 }
 
 /*
- * "SELECT DISTINCT ON (keys, seq) ... FROM ev e": events in the store's
- * shape.  A delete carries no values; __autocdc_inherit lists what an
- * upsert leaves to the previous version: its NULL partial-update columns
- * and the columns its flow does not write.
+ * "SELECT [DISTINCT ON (keys, seq)] ... FROM ev e": events in the store's
+ * shape, one per key and sequence when distinct.  A delete carries no
+ * values; __autocdc_inherit lists what an upsert leaves to the previous
+ * version: its NULL partial-update columns and the columns its flow does
+ * not write.
  */
 static void
-append_normalized(StringInfo sql, FlowDef *f, Scd2Cols *c)
+append_normalized(StringInfo sql, FlowDef *f, Scd2Cols *c, bool distinct)
 {
 	ListCell   *lc;
 	StringInfoData keys;
@@ -86,8 +87,10 @@ append_normalized(StringInfo sql, FlowDef *f, Scd2Cols *c)
 
 	initStringInfo(&keys);
 	append_column_list(&keys, f->keys, "e");
-	appendStringInfo(sql, "SELECT DISTINCT ON (%s, e.__autocdc_seq) %s, e.__autocdc_seq, e.__autocdc_kind",
-					 keys.data, keys.data);
+	appendStringInfoString(sql, "SELECT ");
+	if (distinct)
+		appendStringInfo(sql, "DISTINCT ON (%s, e.__autocdc_seq) ", keys.data);
+	appendStringInfo(sql, "%s, e.__autocdc_seq, e.__autocdc_kind", keys.data);
 	foreach(lc, c->values)
 	{
 		const char *q = quote_identifier(lfirst(lc));
@@ -116,8 +119,10 @@ append_normalized(StringInfo sql, FlowDef *f, Scd2Cols *c)
 		else
 			appendStringInfoString(sql, "NULL");
 	}
-	appendStringInfo(sql, "]::pg_catalog.text[], NULL), '{}'::pg_catalog.text[]) END AS __autocdc_inherit "
-					 "FROM ev e ORDER BY %s, e.__autocdc_seq", keys.data);
+	appendStringInfoString(sql, "]::pg_catalog.text[], NULL), '{}'::pg_catalog.text[]) END AS __autocdc_inherit "
+						   "FROM ev e");
+	if (distinct)
+		appendStringInfo(sql, " ORDER BY %s, e.__autocdc_seq", keys.data);
 }
 
 static void
@@ -127,10 +132,15 @@ append_checks(StringInfo sql, FlowDef *f, Scd2Cols *c)
 	char	   *keytext = validate_keytext(f);
 
 	validate_append_batch_checks(sql, f, keytext);
-	/* Against the stored events: one key and sequence, one event. */
+	/*
+	 * Against the stored events: one key and sequence, one event.  Every
+	 * event is compared, not one per key and sequence, which saves a sort:
+	 * events of the batch that differ at one key and sequence are already
+	 * a conflict of higher priority.
+	 */
 	appendStringInfo(sql, " UNION ALL (SELECT 4, 'conflict_applied', %s, e.__autocdc_seq::pg_catalog.text FROM (",
 					 keytext);
-	append_normalized(sql, f, c);
+	append_normalized(sql, f, c, false);
 	appendStringInfo(sql, ") e JOIN %s s ON ", c->qevents);
 	append_keys_match(sql, f, "s", "e");
 	appendStringInfoString(sql, " AND ");
@@ -201,7 +211,7 @@ append_apply(StringInfo sql, FlowDef *f, Scd2Cols *c)
 	append_column_list(&keys, f->keys, NULL);
 
 	appendStringInfoString(sql, ", evn AS MATERIALIZED (");
-	append_normalized(sql, f, c);
+	append_normalized(sql, f, c, true);
 	appendStringInfo(sql, "), newev AS MATERIALIZED (SELECT n.* FROM evn n WHERE NOT EXISTS "
 					 "(SELECT 1 FROM %s s WHERE ", c->qevents);
 	append_keys_match(sql, f, "s", "n");

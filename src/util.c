@@ -6,13 +6,19 @@
  */
 #include "autocdc.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -21,22 +27,31 @@
 /*
  * The role that owns the extension (and so its catalog tables).  Catalog
  * writes run as this role, the way pg_cron does, so no function needs to be
- * SECURITY DEFINER.
+ * SECURITY DEFINER.  Read from pg_extension's name index directly: every
+ * catalog write asks, and a planned SPI query cost more than the write.
  */
 Oid
 autocdc_extension_owner(void)
 {
-	Oid			owner;
-	bool		isnull;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			owner = InvalidOid;
 
-	if (SPI_execute("SELECT extowner FROM pg_catalog.pg_extension "
-					"WHERE extname OPERATOR(pg_catalog.=) 'autocdc'",
-					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("autocdc"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"autocdc\" is not installed in this database")));
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
 	return owner;
 }
 

@@ -100,4 +100,27 @@ SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 't_missing', source_
   keys => ARRAY['key'], pipeline => 'snap_none');
 SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 't_none', source => 'cities', keys => ARRAY['key'],
   track_history_column_list => ARRAY['city'], name => 'th1', pipeline => 'snap_none');
+-- A snapshot not newer than the last applied is skipped; the function
+-- returns one row, without NULLs.
+CREATE TABLE t_back (key int PRIMARY KEY, city text);
+CREATE FUNCTION next_back(latest bigint) RETURNS TABLE (snapshot regclass, version bigint)
+LANGUAGE sql AS $$ SELECT 'snap.cities'::regclass, CASE WHEN latest IS NULL THEN 5 ELSE 3 END::bigint $$;
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 't_back', source_function => 'next_back(bigint)',
+  keys => ARRAY['key'], pipeline => 'snap_back');
+SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('snap_back');
+SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('snap_back');
+SELECT * FROM t_back ORDER BY key;
+CREATE TABLE t_two (key int PRIMARY KEY, city text);
+CREATE FUNCTION next_two(latest bigint) RETURNS TABLE (snapshot regclass, version bigint)
+LANGUAGE sql AS $$ VALUES ('snap.cities'::regclass, 1::bigint), ('snap.cities'::regclass, 2::bigint) $$;
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 't_two', source_function => 'next_two(bigint)',
+  keys => ARRAY['key'], pipeline => 'snap_two');
+SELECT flow, status FROM autocdc.run('snap_two');
+CREATE FUNCTION next_null(latest bigint) RETURNS TABLE (snapshot regclass, version bigint)
+LANGUAGE sql AS $$ SELECT NULL::regclass, 1::bigint $$;
+CREATE TABLE t_null (key int PRIMARY KEY, city text);
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 't_null', source_function => 'next_null(bigint)',
+  keys => ARRAY['key'], pipeline => 'snap_null');
+SELECT flow, status FROM autocdc.run('snap_null');
+SELECT (SELECT count(*) FROM t_two) AS two_applied, (SELECT count(*) FROM t_null) AS null_applied;
 RESET search_path;
