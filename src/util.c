@@ -28,7 +28,7 @@
  * The role that owns the extension (and so its catalog tables).  Catalog
  * writes run as this role, the way pg_cron does, so no function needs to be
  * SECURITY DEFINER.  Read from pg_extension's name index directly: every
- * catalog write asks, and a planned SPI query cost more than the write.
+ * catalog write asks, and this way needs no parse and plan each time.
  */
 Oid
 autocdc_extension_owner(void)
