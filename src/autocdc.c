@@ -4,6 +4,7 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "scd1_batch.h"
 #include "worker.h"
 
 #include <limits.h>
@@ -71,6 +72,13 @@ _PG_init(void)
 							 &autocdc_log_empty_runs,
 							 true,
 							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("autocdc.batch_fold",
+							 "Whether SCD 1 runs fold their events in C rather than in SQL.",
+							 "Both give the same result; off is for comparing them.",
+							 &autocdc_batch_fold,
+							 true,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("autocdc");
 

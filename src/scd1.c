@@ -18,6 +18,7 @@
  *-------------------------------------------------------------------------
  */
 #include "scd1.h"
+#include "scd1_batch.h"
 #include "validate.h"
 
 #include "catalog/pg_proc.h"
@@ -116,36 +117,29 @@ append_checks(StringInfo sql, FlowDef *f, Scd1Cols *c)
 	appendStringInfoString(sql, ")) LIMIT 1) ORDER BY 1 LIMIT 1");
 }
 
+/* When the key died: kept while it stays dead at the same delete. */
 static void
-append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c)
+append_dead_at(StringInfo sql, FlowDef *f)
+{
+	appendStringInfoString(sql, "CASE WHEN c.__autocdc_n_live THEN NULL "
+						   "WHEN c.__autocdc_o_dead_at IS NOT NULL AND ");
+	append_nullsafe_eq(sql, "c.__autocdc_n_del", "c.__autocdc_o_del", f->seq_type);
+	appendStringInfoString(sql, " THEN c.__autocdc_o_dead_at ELSE pg_catalog.now() END");
+}
+
+/*
+ * per: one row per key of the batch, in one pass over its events (one
+ * sort; joins between the batch's own derived sets would be planned as
+ * nested loops when the source's statistics miss the new rows): the
+ * latest upsert with its values, the latest delete, and for each partial
+ * column the latest event that set it.
+ */
+static void
+append_per(StringInfo sql, FlowDef *f, Scd1Cols *c)
 {
 	ListCell   *lc;
-	StringInfoData keys,
-				kk_keys,
-				f_keys;
 	int			i;
-	const char *k1 = quote_identifier(linitial(f->keys));
 
-	initStringInfo(&keys);
-	initStringInfo(&kk_keys);
-	initStringInfo(&f_keys);
-	append_column_list(&keys, f->keys, NULL);
-	append_column_list(&kk_keys, f->keys, "pk");
-	append_column_list(&f_keys, f->keys, "c");
-
-	appendStringInfo(sql,
-					 ", tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
-					 "    WHERE e.__autocdc_kind OPERATOR(pg_catalog.=) 't' ORDER BY 1 DESC LIMIT 1) AS b_t), "
-					 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr)",
-					 c->seqtype);
-
-	/*
-	 * per: one row per key of the batch, in one pass over its events (one
-	 * sort; joins between the batch's own derived sets would be planned as
-	 * nested loops when the source's statistics miss the new rows): the
-	 * latest upsert with its values, the latest delete, and for each
-	 * partial column the latest event that set it.
-	 */
 	appendStringInfo(sql,
 					 ", per AS (SELECT DISTINCT ON (%s) %s, "
 					 "CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' THEN e.__autocdc_seq END AS __autocdc_bu, ",
@@ -188,6 +182,44 @@ append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c)
 	}
 	appendStringInfo(sql, " ORDER BY %s, e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' DESC, e.__autocdc_seq DESC)",
 					 validate_prefixed_keys(f, "e"));
+}
+
+/*
+ * The apply, after the events "ev" (SQL fold) or with the C fold's per-key
+ * relation in place of "per" (batch): merges the batch into state and
+ * target; its result row is (read, upserted, deleted, skipped, state rows,
+ * truncate mark, whether a truncate came).
+ */
+static void
+append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c, bool batch)
+{
+	ListCell   *lc;
+	StringInfoData keys,
+				kk_keys,
+				f_keys;
+	int			i;
+	const char *k1 = quote_identifier(linitial(f->keys));
+
+	initStringInfo(&keys);
+	initStringInfo(&kk_keys);
+	initStringInfo(&f_keys);
+	append_column_list(&keys, f->keys, NULL);
+	append_column_list(&kk_keys, f->keys, "pk");
+	append_column_list(&f_keys, f->keys, "c");
+
+	if (batch)
+		appendStringInfo(sql, ", tr AS (SELECT NULL::%s AS b_t), "
+						 "tt AS (SELECT $6::%s AS t), per AS (SELECT * FROM %s)",
+						 c->seqtype, c->seqtype, SCD1_BATCH_RELATION);
+	else
+	{
+		appendStringInfo(sql,
+						 ", tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
+						 "    WHERE e.__autocdc_kind OPERATOR(pg_catalog.=) 't' ORDER BY 1 DESC LIMIT 1) AS b_t), "
+						 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr)",
+						 c->seqtype);
+		append_per(sql, f, c);
+	}
 
 	/* calc: old state, batch winners, merged sequences, candidate values */
 	appendStringInfo(sql,
@@ -317,20 +349,21 @@ append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c)
 		appendStringInfo(sql, ", c.__autocdc_fv%d", i);
 	appendStringInfoString(sql, " FROM fin c WHERE NOT c.__autocdc_o_row AND c.__autocdc_n_live AND c.__autocdc_u_wins RETURNING 1)");
 
-	/* State: written only where it changed. */
-	appendStringInfo(sql, ", sst AS (INSERT INTO %s AS st (%s, __autocdc_upsert_seq, "
-					 "__autocdc_delete_seq, __autocdc_deleted_at", c->qstate, keys.data);
+	/*
+	 * State: written only where it changed; an UPDATE and an INSERT, not ON
+	 * CONFLICT, which costs a speculative insertion per row (the target's
+	 * lock keeps other runs off the state).
+	 */
+	appendStringInfo(sql, ", sstu AS (UPDATE %s st SET __autocdc_upsert_seq = c.__autocdc_n_ups, "
+					 "__autocdc_delete_seq = c.__autocdc_n_del, __autocdc_deleted_at = ", c->qstate);
+	append_dead_at(sql, f);
+	i = 0;
 	foreach(lc, c->tracked)
-		appendStringInfo(sql, ", %s", quote_identifier(lfirst(lc)));
-	appendStringInfo(sql, ") SELECT %s, c.__autocdc_n_ups, c.__autocdc_n_del, "
-					 "CASE WHEN c.__autocdc_n_live THEN NULL "
-					 "     WHEN c.__autocdc_o_dead_at IS NOT NULL AND ", f_keys.data);
-	append_nullsafe_eq(sql, "c.__autocdc_n_del", "c.__autocdc_o_del", f->seq_type);
-	appendStringInfoString(sql, " THEN c.__autocdc_o_dead_at ELSE pg_catalog.now() END");
-	for (i = 0; i < list_length(c->tracked); i++)
-		appendStringInfo(sql, ", c.__autocdc_fs%d", i);
-	appendStringInfoString(sql, " FROM fin c WHERE NOT c.__autocdc_o_state "
-						   "OR c.__autocdc_n_live OPERATOR(pg_catalog.=) (c.__autocdc_o_dead_at IS NOT NULL) OR NOT (");
+		appendStringInfo(sql, ", %s = c.__autocdc_fs%d", quote_identifier(lfirst(lc)), i++);
+	appendStringInfoString(sql, " FROM fin c WHERE ");
+	append_keys_match(sql, f, "st", "c");
+	appendStringInfoString(sql, " AND c.__autocdc_o_state AND (c.__autocdc_n_live OPERATOR(pg_catalog.=) "
+						   "(c.__autocdc_o_dead_at IS NOT NULL) OR NOT (");
 	append_nullsafe_eq(sql, "c.__autocdc_n_ups", "c.__autocdc_o_ups", f->seq_type);
 	appendStringInfoString(sql, " AND ");
 	append_nullsafe_eq(sql, "c.__autocdc_n_del", "c.__autocdc_o_del", f->seq_type);
@@ -340,30 +373,41 @@ append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c)
 		append_nullsafe_eq(sql, psprintf("c.__autocdc_fs%d", i),
 						   psprintf("c.__autocdc_o_ps%d", i), f->seq_type);
 	}
-	appendStringInfo(sql, ") ON CONFLICT (%s) DO UPDATE SET "
-					 "__autocdc_upsert_seq = EXCLUDED.__autocdc_upsert_seq, "
-					 "__autocdc_delete_seq = EXCLUDED.__autocdc_delete_seq, "
-					 "__autocdc_deleted_at = EXCLUDED.__autocdc_deleted_at", keys.data);
+	appendStringInfo(sql, ")) RETURNING 1), ssti AS (INSERT INTO %s (%s, __autocdc_upsert_seq, "
+					 "__autocdc_delete_seq, __autocdc_deleted_at", c->qstate, keys.data);
 	foreach(lc, c->tracked)
-		appendStringInfo(sql, ", %s = EXCLUDED.%s", quote_identifier(lfirst(lc)),
-						 quote_identifier(lfirst(lc)));
-	appendStringInfoString(sql, " RETURNING 1)");
+		appendStringInfo(sql, ", %s", quote_identifier(lfirst(lc)));
+	appendStringInfo(sql, ") SELECT %s, c.__autocdc_n_ups, c.__autocdc_n_del, ", f_keys.data);
+	append_dead_at(sql, f);
+	for (i = 0; i < list_length(c->tracked); i++)
+		appendStringInfo(sql, ", c.__autocdc_fs%d", i);
+	appendStringInfoString(sql, " FROM fin c WHERE NOT c.__autocdc_o_state RETURNING 1)");
 
-	/* Counts; skipped = late or replayed events (at or below what was applied). */
+	/*
+	 * Counts; skipped = late or replayed events (at or below what was
+	 * applied).  The C fold counts read and skipped events itself.
+	 */
 	appendStringInfoString(sql,
-						   " SELECT (SELECT pg_catalog.count(*) FROM ev), "
+						   batch ? " SELECT 0::pg_catalog.int8, " : " SELECT (SELECT pg_catalog.count(*) FROM ev), ");
+	appendStringInfoString(sql,
 						   "(SELECT pg_catalog.count(*) FROM ins) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM upd), "
-						   "(SELECT pg_catalog.count(*) FROM del), "
-						   "(SELECT pg_catalog.count(*) FROM ev e LEFT JOIN ");
-	/* against the state as it was (the statement's snapshot): an index lookup per event */
-	appendStringInfo(sql, "%s st ON ", c->qstate);
-	append_keys_match(sql, f, "e", "st");
-	appendStringInfoString(sql, " WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (COALESCE(");
-	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<=",
-		"GREATEST(st.__autocdc_upsert_seq, st.__autocdc_delete_seq)");
-	appendStringInfoString(sql, ", false) OR COALESCE(");
-	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
-	appendStringInfoString(sql, ", false))), (SELECT pg_catalog.count(*) FROM sst), "
+						   "(SELECT pg_catalog.count(*) FROM del), ");
+	if (batch)
+		appendStringInfoString(sql, "0::pg_catalog.int8");
+	else
+	{
+		/* against the state as it was (the statement's snapshot): an index lookup per event */
+		appendStringInfo(sql, "(SELECT pg_catalog.count(*) FROM ev e LEFT JOIN %s st ON ",
+						 c->qstate);
+		append_keys_match(sql, f, "e", "st");
+		appendStringInfoString(sql, " WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (COALESCE(");
+		append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<=",
+							"GREATEST(st.__autocdc_upsert_seq, st.__autocdc_delete_seq)");
+		appendStringInfoString(sql, ", false) OR COALESCE(");
+		append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
+		appendStringInfoString(sql, ", false)))");
+	}
+	appendStringInfoString(sql, ", (SELECT pg_catalog.count(*) FROM sstu) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM ssti), "
 						   "(SELECT tt.t::pg_catalog.text FROM tt), "
 						   "(SELECT tr.b_t IS NOT NULL AND ($6 IS NULL OR ");
 	append_flow_seq_cmp(sql, f, "tr.b_t", ">", psprintf("$6::%s", c->seqtype));
@@ -467,6 +511,7 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	ListCell   *lc;
 	char	   *new_t;
 	bool		truncated;
+	bool		batched;
 
 	memset(&c, 0, sizeof(c));
 	c.seqtype = type_qualified_name(f->seq_type);
@@ -480,13 +525,39 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	/* first: reading the events checks that the flow's columns still exist */
 	initStringInfo(&events);
 	read_append_events(&events, f, p);
-	initStringInfo(&checks);
-	append_checks(&checks, f, &c);
-	initStringInfo(&apply);
-	append_apply(&apply, f, &c);
-	validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
-	new_t = spi_value(0, 6);
-	truncated = spi_bool(0, 7);
+	batched = scd1_batch_eligible(f, p);
+	if (batched && !scd1_batch_fold(f, p, events.data, counts))
+	{
+		scd1_batch_release();	/* the SQL fold takes the batch */
+		batched = false;
+	}
+	if (batched)
+	{
+		Oid			types[READ_NPARAMS];
+		Datum		values[READ_NPARAMS];
+		char		nulls[READ_NPARAMS];
+
+		initStringInfo(&apply);
+		append_apply(&apply, f, &c, true);
+		read_params_arrays(p, types, values, nulls);
+		/* skip the ", " that joins the apply to the events */
+		spi_exec(psprintf("WITH %s", apply.data + 2), READ_NPARAMS, types, values, nulls, false);
+		counts->upserted = spi_int64(0, 2);
+		counts->deleted = spi_int64(0, 3);
+		new_t = spi_value(0, 6);
+		truncated = spi_bool(0, 7);
+		scd1_batch_release();
+	}
+	else
+	{
+		initStringInfo(&checks);
+		append_checks(&checks, f, &c);
+		initStringInfo(&apply);
+		append_apply(&apply, f, &c, false);
+		validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
+		new_t = spi_value(0, 6);
+		truncated = spi_bool(0, 7);
+	}
 
 	if (truncated)
 		counts->deleted += apply_truncate(f, &c, new_t);
