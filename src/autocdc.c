@@ -4,7 +4,7 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
-#include "scd1_batch.h"
+#include "batch.h"
 #include "worker.h"
 
 #include <limits.h>

@@ -14,9 +14,6 @@
 /* Name of the per-key relation the apply statement reads. */
 #define SCD1_BATCH_RELATION "__autocdc_per"
 
-/* Developer setting autocdc.batch_fold (autocdc.c). */
-extern bool autocdc_batch_fold;
-
 /* Whether the C fold handles this flow's runs (else the SQL fold does). */
 extern bool scd1_batch_eligible(FlowDef *flow, ReadParams *params);
 

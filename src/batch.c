@@ -1,0 +1,447 @@
+/*-------------------------------------------------------------------------
+ * batch.c
+ *	  Reading a run's events in C (see batch.h).
+ *
+ * The events statement runs with a receiver instead of a result: no row is
+ * materialized.  Keys are numbered through a simplehash table keyed on the
+ * key's hash and "="; a single integer-like key is its own identity.
+ * Whatever the SQL fold must take (a NULL key or sequence, a truncate) stops
+ * the read and marks the batch refused.
+ *-------------------------------------------------------------------------
+ */
+#include "batch.h"
+#include "validate.h"
+
+#include "access/tupdesc.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/typcache.h"
+
+bool		autocdc_batch_fold = true;
+
+static uint32 batch_key_hash(Batch *b, Datum key0);
+static bool batch_key_equal(Batch *b, KeyFold *entry);
+
+/* SH_EQUAL's first argument is always an entry's key0, the second the probe's. */
+#define SH_PREFIX keytab
+#define SH_ELEMENT_TYPE KeyFold
+#define SH_KEY_TYPE Datum
+#define SH_KEY key0
+#define SH_HASH_KEY(tb, key) batch_key_hash((Batch *) (tb)->private_data, key)
+#define SH_EQUAL(tb, a, b) batch_key_equal((Batch *) (tb)->private_data, \
+	(KeyFold *) ((char *) &(a) - offsetof(KeyFold, key0)))
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) a->hash
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct BatchReceiver
+{
+	DestReceiver pub;
+	Batch	   *batch;
+} BatchReceiver;
+
+/*
+ * The batch of the flow being run.  Its memory is the subtransaction's, so
+ * an error frees it; the relations' entries are static for the same
+ * reason: a registration an error left behind can still be removed.
+ */
+#define MAX_BATCH_RELATIONS 6
+static Batch *current_batch = NULL;
+static EphemeralNamedRelationData batch_enrs[MAX_BATCH_RELATIONS];
+static int	n_batch_enrs = 0;
+
+/* splitmix64's finalizer */
+static inline uint32
+mix64(uint64 x)
+{
+	x ^= x >> 30;
+	x *= UINT64CONST(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64CONST(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return (uint32) x;
+}
+
+static uint32
+batch_key_hash(Batch *b, Datum key0)
+{
+	return b->probe_hash;
+}
+
+/* Whether entry holds the probe's key. */
+static bool
+batch_key_equal(Batch *b, KeyFold *entry)
+{
+	Datum	   *rest;
+
+	if (b->plain_key)
+		return entry->key0 == b->probe[0];
+	rest = &b->keyvals[(Size) entry->id * b->nkeys];
+	for (int i = 0; i < b->nkeys; i++)
+		if (!DatumGetBool(FunctionCall2Coll(&b->key_eq_fn[i], b->key_coll[i],
+											i == 0 ? entry->key0 : rest[i], b->probe[i])))
+			return false;
+	return true;
+}
+
+/* Value i of key number id. */
+Datum
+batch_key_value(Batch *b, uint32 id, int i)
+{
+	return b->plain_key ? b->keys[id]->key0 : b->keyvals[(Size) id * b->nkeys + i];
+}
+
+/* 64-bit hash of an upsert's binary values, from attribute "first" on. */
+uint64
+batch_values_hash(TupleDesc desc, int first, Datum *values, bool *isnull)
+{
+	uint64		h = UINT64CONST(0x7a3c9f1d);
+
+	for (int i = first; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		uint64		v;
+
+		if (isnull[i])
+			v = UINT64CONST(0x5bd1e995);
+		else if (att->attbyval)
+			v = hash_bytes_uint32_extended((uint32) values[i], (uint64) values[i] >> 32);
+		else if (att->attlen > 0)
+			v = hash_bytes_extended((unsigned char *) DatumGetPointer(values[i]),
+									att->attlen, 0);
+		else if (att->attlen == -1)
+		{
+			struct varlena *p = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(values[i]));
+
+			v = hash_bytes_extended((unsigned char *) VARDATA_ANY(p),
+									VARSIZE_ANY_EXHDR(p), 1);
+		}
+		else
+			v = hash_bytes_extended((unsigned char *) DatumGetCString(values[i]),
+									strlen(DatumGetCString(values[i])), 2);
+		h = hash_combine64(h, v);
+	}
+	return h;
+}
+
+/* Types whose "=" is equality of the Datum (and every Datum is distinct). */
+static bool
+is_plain_type(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case BOOLOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static void
+batch_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	Batch	   *b = ((BatchReceiver *) self)->batch;
+	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+
+	b->evdesc = CreateTupleDescCopy(typeinfo);
+	b->seq_att = b->nkeys;
+	b->kind_att = b->nkeys + 1;
+	for (int i = 0; i < b->nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(typeinfo, i);
+		TypeCacheEntry *tc = lookup_type_cache(att->atttypid,
+											   TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO);
+
+		b->key_coll[i] = OidIsValid(att->attcollation) ? att->attcollation
+			: (type_is_collatable(att->atttypid) ? DEFAULT_COLLATION_OID : InvalidOid);
+		if (!OidIsValid(tc->hash_proc) || !OidIsValid(tc->eq_opr) ||
+			(OidIsValid(b->key_coll[i]) && !get_collation_isdeterministic(b->key_coll[i])))
+		{
+			b->refused = true;
+			break;
+		}
+		fmgr_info_copy(&b->key_hash_fn[i], &tc->hash_proc_finfo, b->cxt);
+		fmgr_info_copy(&b->key_eq_fn[i], &tc->eq_opr_finfo, b->cxt);
+	}
+	b->plain_key = b->nkeys == 1 && is_plain_type(TupleDescAttr(typeinfo, 0)->atttypid);
+	MemoryContextSwitchTo(old);
+}
+
+/* The key's entry, a new one for a key not seen before. */
+static KeyFold *
+batch_key(Batch *b, Datum *values)
+{
+	KeyFold    *entry;
+	bool		found;
+	uint32		h = 0;
+
+	for (int i = 0; i < b->nkeys; i++)
+		b->probe[i] = values[i];
+	if (b->plain_key)
+		h = mix64((uint64) values[0]);
+	else
+		for (int i = 0; i < b->nkeys; i++)
+			h = hash_combine(h, DatumGetUInt32(FunctionCall1Coll(&b->key_hash_fn[i],
+																 b->key_coll[i], values[i])));
+	b->probe_hash = h;
+	entry = keytab_insert(b->tab, values[0], &found);
+	if (found)
+		return entry;
+
+	entry->id = b->nkeysets;
+	entry->has_bu = entry->has_bd = entry->disordered = false;
+	entry->winner = NULL;
+	if (!b->plain_key)
+	{
+		if (b->nkeysets == b->maxkeysets)
+		{
+			b->maxkeysets *= 2;
+			b->keyvals = repalloc_huge(b->keyvals, sizeof(Datum) * b->nkeys * b->maxkeysets);
+		}
+		for (int i = 0; i < b->nkeys; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
+
+			b->keyvals[(Size) entry->id * b->nkeys + i] =
+				datumCopy(values[i], att->attbyval, att->attlen);
+		}
+		entry->key0 = b->keyvals[(Size) entry->id * b->nkeys];
+	}
+	b->nkeysets++;
+	return entry;
+}
+
+static bool
+batch_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	Batch	   *b = ((BatchReceiver *) self)->batch;
+	MemoryContext old;
+	Datum	   *values;
+	bool	   *isnull;
+	BatchEvent *ev;
+	KeyFold    *fold;
+	Form_pg_attribute seqatt;
+	char		kind;
+
+	if (b->refused)
+		return false;
+	slot_getallattrs(slot);
+	values = slot->tts_values;
+	isnull = slot->tts_isnull;
+	kind = *VARDATA_ANY(DatumGetPointer(values[b->kind_att]));
+	if (isnull[b->seq_att] || kind == 't')
+	{
+		b->refused = true;
+		return false;
+	}
+	for (int i = 0; i < b->nkeys; i++)
+		if (isnull[i])
+		{
+			b->refused = true;
+			return false;
+		}
+
+	old = MemoryContextSwitchTo(b->cxt);
+	if (b->nevents == b->maxevents)
+	{
+		b->maxevents *= 2;
+		b->events = repalloc_huge(b->events, sizeof(BatchEvent) * b->maxevents);
+	}
+	ev = &b->events[b->nevents++];
+	fold = batch_key(b, values);
+	ev->id = fold->id;
+	ev->kind = kind;
+	seqatt = TupleDescAttr(b->evdesc, b->seq_att);
+	ev->seq = seqatt->attbyval ? values[b->seq_att]
+		: datumCopy(values[b->seq_att], false, seqatt->attlen);
+	ev->values_hash = kind == 'u' ? batch_values_hash(b->evdesc, b->kind_att + 1, values, isnull) : 0;
+
+	b->on_event(b, fold, ev, slot);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+static void
+batch_shutdown(DestReceiver *self)
+{
+}
+
+static void
+batch_destroy(DestReceiver *self)
+{
+}
+
+/* After the pass: entries by key number. */
+void
+batch_index_keys(Batch *b)
+{
+	keytab_iterator it;
+	KeyFold    *entry;
+
+	b->keys = MemoryContextAllocHuge(b->cxt, sizeof(KeyFold *) * Max(b->nkeysets, 1));
+	keytab_start_iterate(b->tab, &it);
+	while ((entry = keytab_iterate(b->tab, &it)) != NULL)
+		b->keys[entry->id] = entry;
+}
+
+bool
+batch_types_ok(FlowDef *f, ReadParams *p)
+{
+	TypeCacheEntry *tc;
+	ListCell   *lc;
+
+	if (!autocdc_batch_fold || p->events_sql != NULL)
+		return false;
+	if (type_is_collatable(f->seq_type))
+		return false;
+	tc = lookup_type_cache(f->seq_type, TYPECACHE_LT_OPR);
+	if (!OidIsValid(tc->lt_opr))
+		return false;
+	foreach(lc, f->keys)
+	{
+		tc = lookup_type_cache(target_type(f, lfirst(lc)),
+							   TYPECACHE_HASH_PROC | TYPECACHE_EQ_OPR);
+		if (!OidIsValid(tc->hash_proc) || !OidIsValid(tc->eq_opr))
+			return false;
+	}
+	return true;
+}
+
+/* Hands a result to SQL as the relation "name", until batch_release. */
+void
+batch_register(const char *name, TupleDesc desc, Tuplestorestate *store,
+			   uint64 ntuples)
+{
+	EphemeralNamedRelation enr;
+
+	if (n_batch_enrs == MAX_BATCH_RELATIONS)
+		elog(ERROR, "autocdc: too many batch relations");
+	enr = &batch_enrs[n_batch_enrs++];
+	memset(enr, 0, sizeof(*enr));
+	enr->md.name = (char *) name;	/* a literal */
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = ntuples;
+	enr->reldata = store;
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "autocdc: could not register relation %s", name);
+}
+
+static void
+batch_release_relations(void)
+{
+	while (n_batch_enrs > 0)
+		SPI_unregister_relation(batch_enrs[--n_batch_enrs].md.name);
+}
+
+Batch *
+batch_begin(FlowDef *f, BatchEventHook on_event)
+{
+	Batch	   *b;
+	TypeCacheEntry *tc;
+
+	batch_release_relations();
+	current_batch = NULL;
+	b = MemoryContextAllocZero(CurTransactionContext, sizeof(Batch));
+	b->cxt = AllocSetContextCreate(CurTransactionContext, "autocdc batch fold",
+								   ALLOCSET_DEFAULT_SIZES);
+	current_batch = b;
+	b->flow = f;
+	b->on_event = on_event;
+	b->nkeys = list_length(f->keys);
+	b->key_hash_fn = MemoryContextAllocZero(b->cxt, sizeof(FmgrInfo) * b->nkeys);
+	b->key_eq_fn = MemoryContextAllocZero(b->cxt, sizeof(FmgrInfo) * b->nkeys);
+	b->key_coll = MemoryContextAllocZero(b->cxt, sizeof(Oid) * b->nkeys);
+	b->probe = MemoryContextAllocZero(b->cxt, sizeof(Datum) * b->nkeys);
+	b->maxkeysets = 1024;
+	b->keyvals = MemoryContextAlloc(b->cxt, sizeof(Datum) * b->nkeys * b->maxkeysets);
+	b->row_cxt = AllocSetContextCreate(b->cxt, "autocdc batch row", ALLOCSET_SMALL_SIZES);
+	b->maxevents = 4096;
+	b->events = MemoryContextAlloc(b->cxt, sizeof(BatchEvent) * b->maxevents);
+	b->tab = keytab_create(b->cxt, 1024, b);
+	tc = lookup_type_cache(f->seq_type, TYPECACHE_LT_OPR);
+	b->seq_sort.ssup_cxt = b->cxt;
+	b->seq_sort.ssup_collation = InvalidOid;
+	PrepareSortSupportFromOrderingOp(tc->lt_opr, &b->seq_sort);
+
+	return b;
+}
+
+/* Reads the events; false when the batch is refused. */
+bool
+batch_read(Batch *b, ReadParams *p, const char *events_sql)
+{
+	BatchReceiver recv;
+	SPIPlanPtr	plan;
+	SPIExecuteOptions opts;
+	Oid			types[READ_NPARAMS];
+	Datum		values[READ_NPARAMS];
+	char		nulls[READ_NPARAMS];
+	ParamListInfo params;
+	int			rc;
+
+	memset(&recv, 0, sizeof(recv));
+	recv.pub.receiveSlot = batch_receive;
+	recv.pub.rStartup = batch_startup;
+	recv.pub.rShutdown = batch_shutdown;
+	recv.pub.rDestroy = batch_destroy;
+	recv.pub.mydest = DestNone;
+	recv.batch = b;
+
+	read_params_arrays(p, types, values, nulls);
+	params = makeParamList(READ_NPARAMS);
+	for (int i = 0; i < READ_NPARAMS; i++)
+	{
+		params->params[i].value = values[i];
+		params->params[i].isnull = nulls[i] == 'n';
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = types[i];
+	}
+	elog(DEBUG2, "autocdc: %s", events_sql);
+	plan = SPI_prepare(events_sql, READ_NPARAMS, types);
+	if (plan == NULL)
+		elog(ERROR, "autocdc: SPI_prepare failed (%s) for: %s",
+			 SPI_result_code_string(SPI_result), events_sql);
+	memset(&opts, 0, sizeof(opts));
+	opts.params = params;
+	opts.read_only = false;	/* a read-only call would not see this run's earlier writes */
+	opts.dest = (DestReceiver *) &recv;
+	rc = SPI_execute_plan_extended(plan, &opts);
+	if (rc < 0)
+		elog(ERROR, "autocdc: SPI failed (%s) reading events", SPI_result_code_string(rc));
+	SPI_freeplan(plan);
+
+	return !b->refused;
+}
+
+/* Unregisters the batch's relations and frees it. */
+void
+batch_release(void)
+{
+	Batch	   *b = current_batch;
+
+	batch_release_relations();
+	if (b == NULL)
+		return;
+	current_batch = NULL;
+	MemoryContextDelete(b->cxt);
+	pfree(b);
+}

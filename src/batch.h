@@ -1,0 +1,106 @@
+/*-------------------------------------------------------------------------
+ * batch.h
+ *	  A run's events read in C, in one pass: each event numbered by its key
+ *	  through a hash table, its sequence and a hash of its values kept; the
+ *	  folds (scd1_batch.c, scd2_batch.c) add what they need per event.  Also
+ *	  the ephemeral relations through which they hand results to SQL.
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_BATCH_H
+#define AUTOCDC_BATCH_H
+
+#include "flow.h"
+#include "source_read.h"
+
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "utils/sortsupport.h"
+#include "utils/tuplestore.h"
+
+/* Developer setting autocdc.batch_fold (autocdc.c). */
+extern bool autocdc_batch_fold;
+
+/* One event as the checks need it after the pass. */
+typedef struct BatchEvent
+{
+	uint32		id;				/* the key's number */
+	char		kind;			/* 'u' or 'd' */
+	uint64		values_hash;	/* upserts: hash of the binary values */
+	Datum		seq;
+} BatchEvent;
+
+/*
+ * Per key, in the hash table's entry so that one cache miss reaches it (at
+ * a million events over 100k keys, misses are most of the pass).  Entries
+ * move while the table grows; events name their key by number, and after
+ * the pass "keys" maps numbers to entries.  The fold fields are SCD 1's.
+ */
+typedef struct KeyFold
+{
+	uint32		hash;
+	char		status;
+	bool		has_bu;
+	bool		has_bd;
+	bool		disordered;		/* some event not above the one before */
+	uint32		id;				/* the key's number */
+	Datum		key0;			/* first key column */
+	Datum		bu;				/* latest upsert's sequence */
+	Datum		bd;				/* latest delete's sequence */
+	Datum		last;			/* sequence of the key's latest-read event */
+	MinimalTuple winner;		/* the latest upsert's event row */
+} KeyFold;
+
+typedef struct Batch Batch;
+
+/* Called for every event read, after it was numbered and recorded. */
+typedef void (*BatchEventHook) (Batch *b, KeyFold *key, BatchEvent *ev,
+								TupleTableSlot *slot);
+
+struct Batch
+{
+	MemoryContext cxt;
+	MemoryContext row_cxt;		/* reset per event */
+	FlowDef    *flow;
+	TupleDesc	evdesc;			/* keys, __autocdc_seq, __autocdc_kind, columns */
+	int			nkeys;
+	int			seq_att;
+	int			kind_att;
+	bool		plain_key;		/* one integer-like key: its Datum is its identity */
+	FmgrInfo   *key_hash_fn;
+	FmgrInfo   *key_eq_fn;
+	Oid		   *key_coll;
+	SortSupportData seq_sort;
+
+	struct keytab_hash *tab;
+	Datum	   *probe;			/* the key being looked up */
+	uint32		probe_hash;
+	Datum	   *keyvals;		/* nkeys values per key number (not plain_key) */
+	uint32		nkeysets;
+	uint32		maxkeysets;
+	KeyFold   **keys;			/* by key number, after batch_index_keys */
+	BatchEvent *events;
+	uint64		nevents;
+	uint64		maxevents;
+	BatchEventHook on_event;
+	bool		refused;		/* the SQL fold must take this batch */
+};
+
+static inline int
+batch_seq_cmp(Batch *b, Datum x, Datum y)
+{
+	return ApplySortComparator(x, false, y, false, &b->seq_sort);
+}
+
+/* Whether the key and sequence types can be hashed and ordered like SQL does. */
+extern bool batch_types_ok(FlowDef *flow, ReadParams *params);
+extern Batch *batch_begin(FlowDef *flow, BatchEventHook on_event);
+extern bool batch_read(Batch *b, ReadParams *params, const char *events_sql);
+extern void batch_index_keys(Batch *b);
+extern Datum batch_key_value(Batch *b, uint32 id, int i);
+extern uint64 batch_values_hash(TupleDesc desc, int first, Datum *values,
+								bool *isnull);
+extern void batch_register(const char *name, TupleDesc desc,
+						   Tuplestorestate *store, uint64 ntuples);
+extern void batch_release(void);
+
+#endif							/* AUTOCDC_BATCH_H */
