@@ -330,6 +330,8 @@ batch_register(const char *name, TupleDesc desc, Tuplestorestate *store,
 			   uint64 ntuples)
 {
 	EphemeralNamedRelation enr;
+	MemoryContext old;
+	int			rc;
 
 	if (n_batch_enrs == MAX_BATCH_RELATIONS)
 		elog(ERROR, "autocdc: too many batch relations");
@@ -341,7 +343,15 @@ batch_register(const char *name, TupleDesc desc, Tuplestorestate *store,
 	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
 	enr->md.enrtuples = ntuples;
 	enr->reldata = store;
-	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+
+	/*
+	 * SPI keeps its list of relations in the memory current at the first
+	 * registration; that must outlive every batch of the run.
+	 */
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	rc = SPI_register_relation(enr);
+	MemoryContextSwitchTo(old);
+	if (rc != SPI_OK_REL_REGISTER)
 		elog(ERROR, "autocdc: could not register relation %s", name);
 }
 

@@ -21,6 +21,8 @@
  *-------------------------------------------------------------------------
  */
 #include "scd2.h"
+#include "batch.h"
+#include "scd2_batch.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -29,15 +31,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-
-typedef struct Scd2Cols
-{
-	List	   *values;			/* the event store's value columns */
-	List	   *tracked;		/* history is kept on these */
-	List	   *inheriting;		/* columns some upsert may leave to inherit */
-	char	   *qtarget;
-	char	   *qevents;
-} Scd2Cols;
 
 /* The value columns of the event store: all but keys and autocdc's own. */
 static List *
@@ -413,6 +406,14 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	/* first: reading the events checks that the flow's columns still exist */
 	initStringInfo(&events);
 	read_append_events(&events, f, p);
+	if (scd2_batch_eligible(f, p, &c))
+	{
+		bool		done = scd2_batch_apply(f, p, events.data, &c, counts);
+
+		batch_release();
+		if (done)
+			return;
+	}
 	initStringInfo(&checks);
 	append_checks(&checks, f, &c);
 	initStringInfo(&apply);

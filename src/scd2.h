@@ -9,6 +9,16 @@
 #include "flow.h"
 #include "source_read.h"
 
+/* What the fold needs to know about the target's columns. */
+typedef struct Scd2Cols
+{
+	List	   *values;			/* the event store's value columns */
+	List	   *tracked;		/* history is kept on these */
+	List	   *inheriting;		/* columns some upsert may leave to inherit */
+	char	   *qtarget;
+	char	   *qevents;
+} Scd2Cols;
+
 extern void scd2_apply(FlowDef *flow, ReadParams *params, FlowCounts *counts);
 
 #endif							/* AUTOCDC_SCD2_H */

@@ -88,6 +88,15 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+
+	/*
+	 * A run's statements are planned on estimates that lag its batch (new
+	 * rows, ephemeral relations), which can cross jit_above_cost; compiling
+	 * then costs more than the statement (up to a few hundred ms).
+	 */
+	if (restricted)
+		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
 }
 
 void

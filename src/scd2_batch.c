@@ -1,0 +1,1057 @@
+/*-------------------------------------------------------------------------
+ * scd2_batch.c
+ *	  The SCD type 2 fold in C (see scd2_batch.h), the same fold as scd2.c's
+ *	  window functions, over the same inputs.
+ *
+ * The SQL fold spends most of a large run in window functions and sorts
+ * over every event (eight sorts of the batch at a million events).  Here
+ * the events are read once and sorted once per key; SQL is asked only for
+ * what is stored: the events at the batch's keys and sequences (the check
+ * against what earlier runs applied), each touched key's open version and
+ * last delete (where its fold starts), and the stored events and versions
+ * from there.  For each touched key the fold walks its events in sequence
+ * order: a delete ends a group and the version open in it; in a group an
+ * upsert takes the columns it leaves to inherit from the latest event that
+ * set them, and starts a version when a tracked column changes.  The new
+ * versions are compared with the stored ones by start: those that differ
+ * are deleted and inserted, through three ephemeral relations.
+ *
+ * Duplicates in the batch are told apart by a hash of their binary values
+ * as in the SCD 1 fold; whatever looks wrong goes to the SQL fold.
+ *-------------------------------------------------------------------------
+ */
+#include "scd2_batch.h"
+#include "batch.h"
+#include "validate.h"
+
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/itemptr.h"
+#include "utils/datum.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+/* Rows kept in memory before the SQL fold (which spills) takes the run. */
+#define MAX_ROW_BYTES ((Size) 512 * 1024 * 1024)
+
+/* An event of the fold, in the event store's shape. */
+typedef struct Ev
+{
+	uint32		key;			/* key number */
+	char		kind;			/* 'u', 'd', or 'a': the open version as an anchor */
+	bool		fresh;			/* read in this run and not stored */
+	uint64		inherit;		/* 'u': value columns left to inherit */
+	Datum		seq;
+	Datum	   *vals;
+	bool	   *nulls;
+} Ev;
+
+/* A version: stored (with its tid) or folded. */
+typedef struct Version Version;
+struct Version
+{
+	uint32		key;
+	bool		open;			/* __end_at IS NULL */
+	Datum		start;
+	Datum		end;
+	Datum	   *vals;
+	bool	   *nulls;
+	ItemPointerData tid;
+};
+
+/* Per touched key: where its fold starts. */
+typedef struct KeyMode
+{
+	bool		has_open;
+	bool		has_max;
+	bool		touched;		/* has a new event */
+	bool		anchored;		/* in order after its open version */
+	bool		has_pdel;
+	Datum		open;			/* the open version's start */
+	Datum		max_stored;		/* the highest stored sequence */
+	Datum		smin;			/* earliest new event */
+	Datum		pdel;			/* last stored delete before smin */
+	struct Version *openv;		/* the open version */
+} KeyMode;
+
+typedef struct Fold2
+{
+	Batch	   *b;
+	FlowDef    *f;
+	Scd2Cols   *c;
+	int			nvals;
+	char	  **names;			/* value columns */
+	int		   *evatt;			/* per value column: attribute in the event row, or -1 */
+	uint64		ignore_null;	/* value columns in the flow's ignore_null */
+	uint64		inheriting;
+	uint64		tracked;
+	FmgrInfo   *eq;
+	Oid		   *coll;
+	Form_pg_attribute *valatt;	/* the target's attributes */
+	MinimalTuple *rows;			/* by event number */
+	uint64		maxrows;
+	Size		row_bytes;
+	KeyMode    *modes;			/* by key number */
+	Ev		   *evs;			/* the batch's distinct events, by key and sequence */
+	uint64		nevs;
+	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
+} Fold2;
+
+static Fold2 *fold2;
+
+#define BIT(j) (UINT64CONST(1) << (j))
+
+static void
+scd2_on_event(Batch *b, KeyFold *key, BatchEvent *ev, TupleTableSlot *slot)
+{
+	Fold2	   *F = fold2;
+	MinimalTuple row;
+
+	if (b->nevents > F->maxrows)
+	{
+		F->maxrows *= 2;
+		F->rows = repalloc_huge(F->rows, sizeof(MinimalTuple) * F->maxrows);
+	}
+	row = ExecCopySlotMinimalTuple(slot);
+	F->rows[b->nevents - 1] = row;
+	F->row_bytes += row->t_len;
+	if (F->row_bytes > MAX_ROW_BYTES)
+		b->refused = true;
+}
+
+static bool
+vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
+{
+	if (anull || bnull)
+		return anull && bnull;
+	return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], a, b));
+}
+
+/* The event row in the store's shape (append_normalized in scd2.c). */
+static void
+normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
+{
+	e->vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
+	e->nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+	e->inherit = 0;
+	for (int j = 0; j < F->nvals; j++)
+	{
+		int			a = F->evatt[j];
+
+		e->nulls[j] = true;
+		e->vals[j] = (Datum) 0;
+		if (e->kind != 'u')
+			continue;
+		if (a >= 0)
+		{
+			e->vals[j] = slot->tts_values[a];
+			e->nulls[j] = slot->tts_isnull[a];
+		}
+		if (a < 0 || ((F->ignore_null & BIT(j)) && e->nulls[j]))
+			e->inherit |= BIT(j);
+	}
+}
+
+/* Stored inherit array: its mask, and whether it spells the same as ours. */
+static uint64
+inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same)
+{
+	Datum	   *elems;
+	bool	   *enulls;
+	int			n;
+	uint64		mask = 0;
+	int			k = 0;
+
+	if (isnull)
+	{
+		*same = (ours == 0);
+		return 0;
+	}
+	deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &enulls, &n);
+	*same = (ours != 0);
+	for (int i = 0; i < n; i++)
+	{
+		char	   *name = enulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		int			j;
+
+		for (j = 0; j < F->nvals; j++)
+			if (name && strcmp(name, F->names[j]) == 0)
+				break;
+		if (j < F->nvals)
+			mask |= BIT(j);
+		/* the same spelling: our columns in order */
+		while (k < F->nvals && !(ours & BIT(k)))
+			k++;
+		if (k == F->nvals || j != k)
+			*same = false;
+		k++;
+	}
+	while (k < F->nvals && !(ours & BIT(k)))
+		k++;
+	if (k < F->nvals)
+		*same = false;
+	return mask;
+}
+
+static Datum
+inherit_array(Fold2 *F, uint64 mask)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(F->nvals, 1));
+	int			n = 0;
+
+	for (int j = 0; j < F->nvals; j++)
+		if (mask & BIT(j))
+			elems[n++] = CStringGetTextDatum(F->names[j]);
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+static int
+event_order(const void *x, const void *y, void *arg)
+{
+	Batch	   *b = arg;
+	const BatchEvent *a = &b->events[*(const uint64 *) x];
+	const BatchEvent *c = &b->events[*(const uint64 *) y];
+
+	if (a->id != c->id)
+		return a->id < c->id ? -1 : 1;
+	return batch_seq_cmp(b, a->seq, c->seq);
+}
+
+static int
+ev_order(const void *x, const void *y, void *arg)
+{
+	const Ev   *a = x;
+	const Ev   *c = y;
+
+	if (a->key != c->key)
+		return a->key < c->key ? -1 : 1;
+	return batch_seq_cmp((Batch *) arg, a->seq, c->seq);
+}
+
+static int
+version_order(const void *x, const void *y, void *arg)
+{
+	const Version *a = x;
+	const Version *c = y;
+
+	if (a->key != c->key)
+		return a->key < c->key ? -1 : 1;
+	return batch_seq_cmp((Batch *) arg, a->start, c->start);
+}
+
+/*
+ * The batch's distinct events, sorted by key and sequence, or false when
+ * two differ at one key and sequence.
+ */
+static bool
+distinct_events(Fold2 *F)
+{
+	Batch	   *b = F->b;
+	uint64	   *order = palloc_extended(sizeof(uint64) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
+
+	for (uint64 i = 0; i < b->nevents; i++)
+		order[i] = i;
+	qsort_arg(order, b->nevents, sizeof(uint64), event_order, b);
+	F->evs = palloc_extended(sizeof(Ev) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
+	F->nevs = 0;
+	for (uint64 i = 0; i < b->nevents; i++)
+	{
+		BatchEvent *be = &b->events[order[i]];
+		Ev		   *e;
+
+		if (i > 0 && event_order(&order[i - 1], &order[i], b) == 0)
+		{
+			BatchEvent *prev = &b->events[order[i - 1]];
+
+			if (prev->kind != be->kind || prev->values_hash != be->values_hash)
+				return false;
+			continue;
+		}
+		e = &F->evs[F->nevs++];
+		e->key = be->id;
+		e->kind = be->kind;
+		e->fresh = true;
+		e->seq = be->seq;
+		ExecStoreMinimalTuple(F->rows[order[i]], slot, false);
+		slot_getallattrs(slot);
+		normalize(F, slot, e);
+		/* the values point into the kept row, not into the slot */
+		ExecClearTuple(slot);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	pfree(order);
+	return true;
+}
+
+/* A tuple descriptor: key number, the keys, then "extra" entries added by the caller. */
+static TupleDesc
+keyed_desc(Fold2 *F, const char *idname, int extra)
+{
+	Batch	   *b = F->b;
+	TupleDesc	desc = CreateTemplateTupleDesc(1 + b->nkeys + extra);
+
+	TupleDescInitEntry(desc, 1, idname, INT4OID, -1, 0);
+	for (int i = 0; i < b->nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
+
+		TupleDescInitEntry(desc, 2 + i, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
+		TupleDescInitEntryCollation(desc, 2 + i, att->attcollation);
+	}
+	return desc;
+}
+
+static void
+init_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
+{
+	Form_pg_attribute att = TupleDescAttr(F->b->evdesc, F->b->seq_att);
+
+	TupleDescInitEntry(desc, attno, name, att->atttypid, att->atttypmod, 0);
+}
+
+static void
+init_value_entries(Fold2 *F, TupleDesc desc, int first)
+{
+	for (int j = 0; j < F->nvals; j++)
+	{
+		TupleDescInitEntry(desc, first + j, F->names[j], F->valatt[j]->atttypid,
+						   F->valatt[j]->atttypmod, 0);
+		TupleDescInitEntryCollation(desc, first + j, F->valatt[j]->attcollation);
+	}
+}
+
+/* values[1..nkeys] := key number id's key */
+static void
+put_key(Fold2 *F, uint32 id, Datum *values, bool *nulls)
+{
+	values[0] = Int32GetDatum((int32) id);
+	nulls[0] = false;
+	for (int i = 0; i < F->b->nkeys; i++)
+	{
+		values[1 + i] = batch_key_value(F->b, id, i);
+		nulls[1 + i] = false;
+	}
+}
+
+/* ", s.v1, s.v2" (", v1, v2" without an alias) */
+static char *
+value_list(Fold2 *F, const char *alias)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int j = 0; j < F->nvals; j++)
+		appendStringInfo(&buf, ", %s%s%s", alias ? alias : "", alias ? "." : "",
+						 quote_identifier(F->names[j]));
+	return buf.data;
+}
+
+static void
+deform_values(Fold2 *F, HeapTuple tup, TupleDesc desc, int first, Datum **vals, bool **nulls)
+{
+	*vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
+	*nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+	for (int j = 0; j < F->nvals; j++)
+		(*vals)[j] = heap_getattr(tup, first + j, desc, &(*nulls)[j]);
+}
+
+/*
+ * Per key of the batch: its open version and its highest stored sequence.
+ * Only events at or below that can be stored already.
+ */
+static void
+read_keys(Fold2 *F)
+{
+	Batch	   *b = F->b;
+	FlowDef    *f = F->f;
+	TupleDesc	desc = keyed_desc(F, "__autocdc_k", 0);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
+	StringInfoData sql;
+	SPITupleTable *tt;
+
+	F->modes = palloc_extended(sizeof(KeyMode) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 k = 0; k < b->nkeysets; k++)
+	{
+		put_key(F, k, values, nulls);
+		tuplestore_putvalues(store, desc, values, nulls);
+	}
+	batch_register("__autocdc_aff", desc, store, b->nkeysets);
+
+	/* the open version by the partial unique index, the highest sequence by the store's key */
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT a.__autocdc_k, o.ctid, o.__start_at%s, (SELECT s.__autocdc_seq FROM %s s WHERE ",
+					 value_list(F, "o"), F->c->qevents);
+	append_keys_match(&sql, f, "s", "a");
+	appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff a "
+					 "LEFT JOIN LATERAL (SELECT o.ctid, o.* FROM %s o WHERE ", F->c->qtarget);
+	append_keys_match(&sql, f, "o", "a");
+	appendStringInfoString(&sql, " AND o.__end_at IS NULL OFFSET 0) o ON true");
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	tt = F->stored[2] = SPI_tuptable;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		bool		isnull;
+		uint32		k = DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull));
+		KeyMode    *m = &F->modes[k];
+		Datum		d;
+
+		d = heap_getattr(tup, 3, tt->tupdesc, &isnull);
+		m->has_open = !isnull;
+		if (!isnull)
+		{
+			Version    *v = palloc(sizeof(Version));
+
+			m->open = d;
+			v->key = k;
+			v->open = true;
+			v->start = d;
+			v->end = (Datum) 0;
+			v->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, tt->tupdesc, &isnull));
+			deform_values(F, tup, tt->tupdesc, 4, &v->vals, &v->nulls);
+			m->openv = v;
+		}
+		d = heap_getattr(tup, 4 + F->nvals, tt->tupdesc, &isnull);
+		m->has_max = !isnull;
+		if (!isnull)
+			m->max_stored = datumCopy(d, seqatt->attbyval, seqatt->attlen);
+	}
+}
+
+/*
+ * The batch's events already in the store must be the same events
+ * (conflict_applied in scd2.c); they are not new.  False on a difference.
+ */
+static bool
+check_stored(Fold2 *F)
+{
+	FlowDef    *f = F->f;
+	TupleDesc	desc = keyed_desc(F, "__autocdc_i", 1);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+	StringInfoData sql;
+	SPITupleTable *tt;
+	uint64		n = 0;
+
+	init_seq_entry(F, desc, desc->natts, "__autocdc_seq");
+	for (uint64 i = 0; i < F->nevs; i++)
+	{
+		KeyMode    *m = &F->modes[F->evs[i].key];
+
+		if (!m->has_max || batch_seq_cmp(F->b, F->evs[i].seq, m->max_stored) > 0)
+			continue;
+		put_key(F, F->evs[i].key, values, nulls);
+		values[0] = Int32GetDatum((int32) i);
+		values[desc->natts - 1] = F->evs[i].seq;
+		nulls[desc->natts - 1] = false;
+		tuplestore_putvalues(store, desc, values, nulls);
+		n++;
+	}
+	batch_register("__autocdc_ev2", desc, store, n);
+	if (n == 0)
+		return true;
+
+	/* one index lookup per event (OFFSET 0 keeps the lateral a lateral) */
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT e.__autocdc_i, s.__autocdc_kind, s.__autocdc_inherit%s "
+					 "FROM __autocdc_ev2 e CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
+					 value_list(F, "s"), F->c->qevents);
+	append_keys_match(&sql, f, "s", "e");
+	appendStringInfoString(&sql, " AND ");
+	append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "=", "e.__autocdc_seq");
+	appendStringInfoString(&sql, " OFFSET 0) s");
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	tt = SPI_tuptable;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		bool		isnull;
+		Ev		   *e = &F->evs[DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull))];
+		char	   *kind = TextDatumGetCString(heap_getattr(tup, 2, tt->tupdesc, &isnull));
+		Datum		inh = heap_getattr(tup, 3, tt->tupdesc, &isnull);
+		bool		same;
+
+		inherit_mask(F, inh, isnull, e->kind == 'u' ? e->inherit : 0, &same);
+		if (kind[0] != e->kind || !same)
+			return false;
+		for (int j = 0; j < F->nvals; j++)
+		{
+			bool		vnull;
+			Datum		v = heap_getattr(tup, 4 + j, tt->tupdesc, &vnull);
+
+			if (!vals_equal(F, j, v, vnull, e->vals[j], e->nulls[j]))
+				return false;
+		}
+		e->fresh = false;
+	}
+	SPI_freetuptable(tt);
+	return true;
+}
+
+/*
+ * Per touched key (one with a new event), where its fold starts (mode in
+ * scd2.c): anchored at its open version when every new event comes after
+ * everything stored, else after the last stored delete before the earliest
+ * new event.  Registers __autocdc_mode for the stored events and versions
+ * to read.
+ */
+static void
+read_modes(Fold2 *F)
+{
+	Batch	   *b = F->b;
+	FlowDef    *f = F->f;
+	TupleDesc	desc = keyed_desc(F, "__autocdc_k", 1);
+	TupleDesc	mdesc = keyed_desc(F, "__autocdc_k", 3);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Tuplestorestate *mstore;
+	int			base = 1 + b->nkeys;
+	Datum	   *values = palloc(sizeof(Datum) * (base + 3));
+	bool	   *nulls = palloc(sizeof(bool) * (base + 3));
+	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
+	StringInfoData sql;
+	uint64		nloose = 0,
+				ntouched = 0;
+
+	init_seq_entry(F, desc, base + 1, "__autocdc_smin");
+	for (uint64 i = 0; i < F->nevs; i++)
+	{
+		Ev		   *e = &F->evs[i];
+		KeyMode    *m = &F->modes[e->key];
+
+		if (!e->fresh || m->touched)
+			continue;
+		m->touched = true;
+		m->smin = e->seq;		/* events are in sequence order */
+		m->anchored = m->has_open &&
+			(!m->has_max || batch_seq_cmp(b, m->max_stored, m->smin) < 0);
+		ntouched++;
+		if (m->anchored)
+			continue;
+		put_key(F, e->key, values, nulls);
+		values[base] = e->seq;
+		nulls[base] = false;
+		tuplestore_putvalues(store, desc, values, nulls);
+		nloose++;
+	}
+	batch_register("__autocdc_aff2", desc, store, nloose);
+	if (nloose > 0)
+	{
+		SPITupleTable *tt;
+
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT a.__autocdc_k, (SELECT s.__autocdc_seq FROM %s s WHERE ",
+						 F->c->qevents);
+		append_keys_match(&sql, f, "s", "a");
+		appendStringInfoString(&sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
+		append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
+		appendStringInfoString(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff2 a");
+		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		tt = SPI_tuptable;
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			HeapTuple	tup = tt->vals[r];
+			bool		isnull;
+			KeyMode    *m = &F->modes[DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull))];
+			Datum		d = heap_getattr(tup, 2, tt->tupdesc, &isnull);
+
+			m->has_pdel = !isnull;
+			if (!isnull)
+				m->pdel = datumCopy(d, seqatt->attbyval, seqatt->attlen);
+		}
+		SPI_freetuptable(tt);
+	}
+
+	/* (__autocdc_k, keys, __autocdc_anchored, __autocdc_open, __autocdc_pdel) */
+	TupleDescInitEntry(mdesc, base + 1, "__autocdc_anchored", BOOLOID, -1, 0);
+	init_seq_entry(F, mdesc, base + 2, "__autocdc_open");
+	init_seq_entry(F, mdesc, base + 3, "__autocdc_pdel");
+	mstore = tuplestore_begin_heap(false, false, work_mem);
+	for (uint32 k = 0; k < b->nkeysets; k++)
+	{
+		KeyMode    *m = &F->modes[k];
+
+		if (!m->touched)
+			continue;
+		put_key(F, k, values, nulls);
+		values[base] = BoolGetDatum(m->anchored);
+		nulls[base] = false;
+		values[base + 1] = m->open;
+		nulls[base + 1] = !m->has_open;
+		values[base + 2] = m->pdel;
+		nulls[base + 2] = !m->has_pdel;
+		tuplestore_putvalues(mstore, mdesc, values, nulls);
+	}
+	batch_register("__autocdc_mode", mdesc, mstore, ntouched);
+}
+
+/*
+ * The fold's input besides the new events: stored events after the last
+ * delete for keys not anchored (inp in scd2.c), and the stored versions
+ * the fold may rewrite (oldv), both sorted by key.
+ */
+static void
+read_stored(Fold2 *F, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
+{
+	FlowDef    *f = F->f;
+	StringInfoData sql;
+	SPITupleTable *tt;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT m.__autocdc_k, s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit%s "
+					 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
+					 value_list(F, "s"), F->c->qevents);
+	append_keys_match(&sql, f, "s", "m");
+	appendStringInfoString(&sql, " AND (m.__autocdc_pdel IS NULL OR ");
+	append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
+	appendStringInfoString(&sql, ") OFFSET 0) s WHERE NOT m.__autocdc_anchored");
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	tt = SPI_tuptable;
+
+	F->stored[0] = tt;
+
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s "
+					 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
+					 value_list(F, "t"), F->c->qtarget);
+	append_keys_match(&sql, f, "t", "m");
+	appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL OFFSET 0) t WHERE NOT m.__autocdc_anchored");
+	appendStringInfo(&sql, " UNION ALL SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s "
+					 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
+					 value_list(F, "t"), F->c->qtarget);
+	append_keys_match(&sql, f, "t", "m");
+	appendStringInfoString(&sql, " AND ");
+	append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
+	appendStringInfoString(&sql, " OFFSET 0) t WHERE NOT m.__autocdc_anchored AND m.__autocdc_pdel IS NOT NULL");
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	tt = F->stored[1] = SPI_tuptable;
+	*old = palloc_extended(sizeof(Version) * (SPI_processed + F->b->nkeysets + 1), MCXT_ALLOC_HUGE);
+	*nold = SPI_processed;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		Version    *v = &(*old)[r];
+		bool		isnull;
+
+		v->key = DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull));
+		v->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, tt->tupdesc, &isnull));
+		v->start = heap_getattr(tup, 3, tt->tupdesc, &isnull);
+		v->end = heap_getattr(tup, 4, tt->tupdesc, &isnull);
+		v->open = isnull;
+		deform_values(F, tup, tt->tupdesc, 5, &v->vals, &v->nulls);
+	}
+	/* an anchored key's stored versions: its open version, read with the keys */
+	for (uint32 k = 0; k < F->b->nkeysets; k++)
+		if (F->modes[k].touched && F->modes[k].anchored)
+			(*old)[(*nold)++] = *F->modes[k].openv;
+	qsort_arg(*old, *nold, sizeof(Version), version_order, F->b);
+
+	/* room for the stored events, the fresh ones and one anchor per key */
+	*inp = palloc_extended(sizeof(Ev) * (F->stored[0]->numvals + F->nevs + *nold + 1), MCXT_ALLOC_HUGE);
+	*ninp = 0;
+	for (uint64 r = 0; r < F->stored[0]->numvals; r++)
+	{
+		HeapTuple	tup = F->stored[0]->vals[r];
+		Ev		   *e = &(*inp)[(*ninp)++];
+		bool		isnull,
+					same;
+
+		e->key = DatumGetInt32(heap_getattr(tup, 1, F->stored[0]->tupdesc, &isnull));
+		e->seq = heap_getattr(tup, 2, F->stored[0]->tupdesc, &isnull);
+		e->kind = TextDatumGetCString(heap_getattr(tup, 3, F->stored[0]->tupdesc, &isnull))[0];
+		e->fresh = false;
+		{
+			Datum		inh = heap_getattr(tup, 4, F->stored[0]->tupdesc, &isnull);
+
+			e->inherit = inherit_mask(F, inh, isnull, 0, &same);
+		}
+		deform_values(F, tup, F->stored[0]->tupdesc, 5, &e->vals, &e->nulls);
+	}
+
+	/* anchors: the open version of an anchored key, as an event setting every column */
+	for (uint64 r = 0; r < *nold; r++)
+	{
+		Version    *v = &(*old)[r];
+		KeyMode    *m = &F->modes[v->key];
+
+		if (m->anchored && v->open)
+		{
+			Ev		   *e = &(*inp)[(*ninp)++];
+
+			e->key = v->key;
+			e->seq = v->start;
+			e->kind = 'a';
+			e->fresh = false;
+			e->inherit = 0;
+			e->vals = v->vals;
+			e->nulls = v->nulls;
+		}
+	}
+	for (uint64 i = 0; i < F->nevs; i++)
+		if (F->evs[i].fresh)
+			(*inp)[(*ninp)++] = F->evs[i];
+	qsort_arg(*inp, *ninp, sizeof(Ev), ev_order, F->b);
+}
+
+/* Folds one key's events (sorted) into versions, appended to out. */
+static void
+fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
+{
+	Datum	   *run = palloc0(sizeof(Datum) * Max(F->nvals, 1));	/* latest setter's values */
+	bool	   *run_null = palloc(sizeof(bool) * Max(F->nvals, 1));
+	Datum	   *prev = NULL;	/* previous upsert's values in the group */
+	bool	   *prev_null = NULL;
+	Version    *cur = NULL;
+
+	for (int j = 0; j < F->nvals; j++)
+		run_null[j] = true;
+	for (uint64 i = 0; i < n; i++)
+	{
+		Ev		   *e = &ev[i];
+		Datum	   *vals;
+		bool	   *nulls;
+		bool		starts;
+
+		if (e->kind == 'd')
+		{
+			if (cur)
+			{
+				cur->end = e->seq;
+				cur->open = false;
+				cur = NULL;
+			}
+			for (int j = 0; j < F->nvals; j++)
+				run_null[j] = true;
+			prev = NULL;
+			continue;
+		}
+		vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
+		nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+		for (int j = 0; j < F->nvals; j++)
+		{
+			bool		sets = e->kind == 'a' || !(e->inherit & BIT(j));
+
+			if ((F->inheriting & BIT(j)) && !sets)
+			{
+				vals[j] = run[j];
+				nulls[j] = run_null[j];
+			}
+			else
+			{
+				vals[j] = e->vals[j];
+				nulls[j] = e->nulls[j];
+			}
+			if ((F->inheriting & BIT(j)) && sets)
+			{
+				run[j] = e->vals[j];
+				run_null[j] = e->nulls[j];
+			}
+		}
+		starts = prev == NULL;
+		for (int j = 0; !starts && j < F->nvals; j++)
+			if ((F->tracked & BIT(j)) &&
+				!vals_equal(F, j, vals[j], nulls[j], prev[j], prev_null[j]))
+				starts = true;
+		if (starts)
+		{
+			if (cur)
+			{
+				cur->end = e->seq;
+				cur->open = false;
+			}
+			cur = &out[(*nout)++];
+			cur->key = e->key;
+			cur->start = e->seq;
+			cur->open = true;
+		}
+		cur->vals = vals;
+		cur->nulls = nulls;
+		prev = vals;
+		prev_null = nulls;
+	}
+}
+
+static bool
+same_version(Fold2 *F, Version *a, Version *b)
+{
+	if (a->open != b->open ||
+		(!a->open && batch_seq_cmp(F->b, a->end, b->end) != 0))
+		return false;
+	for (int j = 0; j < F->nvals; j++)
+		if (!vals_equal(F, j, a->vals[j], a->nulls[j], b->vals[j], b->nulls[j]))
+			return false;
+	return true;
+}
+
+/* Writes a tuplestore of versions: keys, values, __start_at, __end_at. */
+static void
+put_version(Fold2 *F, TupleDesc desc, Tuplestorestate *store, Version *v,
+			Datum *values, bool *nulls)
+{
+	int			nk = F->b->nkeys;
+
+	put_key(F, v->key, values, nulls);
+	for (int j = 0; j < F->nvals; j++)
+	{
+		values[1 + nk + j] = v->vals[j];
+		nulls[1 + nk + j] = v->nulls[j];
+	}
+	values[1 + nk + F->nvals] = v->start;
+	nulls[1 + nk + F->nvals] = false;
+	values[2 + nk + F->nvals] = v->end;
+	nulls[2 + nk + F->nvals] = v->open;
+	tuplestore_putvalues(store, desc, values, nulls);
+}
+
+/* The new events into the store, then the changed versions. */
+static void
+write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
+		  FlowCounts *counts)
+{
+	Batch	   *b = F->b;
+	int			nk = b->nkeys;
+	TupleDesc	edesc = keyed_desc(F, "__autocdc_k", F->nvals + 3);
+	TupleDesc	idesc = keyed_desc(F, "__autocdc_k", F->nvals + 2);
+	Tuplestorestate *estore = tuplestore_begin_heap(false, false, work_mem);
+	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * Max(nold, 1), MCXT_ALLOC_HUGE);
+	Tuplestorestate *istore = tuplestore_begin_heap(false, false, work_mem);
+	int			natts = 1 + nk + F->nvals + 3;
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *nulls = palloc(sizeof(bool) * natts);
+	uint64		nfresh = 0,
+				ndel = 0,
+				nins = 0;
+	uint64		i = 0,
+				j = 0;
+	char	   *keys;
+	char	   *vals;
+
+	counts->deleted = 0;
+	init_value_entries(F, edesc, 2 + nk);
+	init_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
+	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
+	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
+	for (uint64 k = 0; k < F->nevs; k++)
+	{
+		Ev		   *e = &F->evs[k];
+		char		kind[2] = {e->kind, '\0'};
+
+		if (!e->fresh)
+			continue;
+		put_key(F, e->key, values, nulls);
+		for (int c = 0; c < F->nvals; c++)
+		{
+			values[1 + nk + c] = e->vals[c];
+			nulls[1 + nk + c] = e->nulls[c];
+		}
+		values[1 + nk + F->nvals] = e->seq;
+		nulls[1 + nk + F->nvals] = false;
+		values[2 + nk + F->nvals] = CStringGetTextDatum(kind);
+		nulls[2 + nk + F->nvals] = false;
+		nulls[3 + nk + F->nvals] = e->kind != 'u' || e->inherit == 0;
+		values[3 + nk + F->nvals] = nulls[3 + nk + F->nvals] ? (Datum) 0 : inherit_array(F, e->inherit);
+		tuplestore_putvalues(estore, edesc, values, nulls);
+		nfresh++;
+	}
+
+	/* diff by key and start (diff in scd2.c) */
+	init_value_entries(F, idesc, 2 + nk);
+	init_seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
+	init_seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
+	while (i < nold || j < nnew)
+	{
+		int			c = i == nold ? 1 : j == nnew ? -1 : version_order(&old[i], &nv[j], b);
+
+		if (c == 0 && same_version(F, &old[i], &nv[j]))
+		{
+			i++;
+			j++;
+			continue;
+		}
+		if (c <= 0)
+		{
+			tids[ndel] = old[i].tid;
+			if (c < 0)
+				counts->deleted++;
+			ndel++;
+			i++;
+		}
+		if (c >= 0)
+		{
+			put_version(F, idesc, istore, &nv[j], values, nulls);
+			nins++;
+			j++;
+		}
+	}
+	batch_register("__autocdc_newev", edesc, estore, nfresh);
+	batch_register("__autocdc_ins", idesc, istore, nins);
+
+	keys = validate_prefixed_keys(F->f, NULL);
+	vals = value_list(F, "x");
+	if (nfresh > 0)
+		spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
+						  "SELECT %s%s, x.__autocdc_seq, x.__autocdc_kind, x.__autocdc_inherit "
+						  "FROM __autocdc_newev x", F->c->qevents, keys, value_list(F, NULL),
+						  validate_prefixed_keys(F->f, "x"), vals),
+				 0, NULL, NULL, NULL, false);
+	if (ndel > 0)
+	{
+		/* a TID scan: a join on ctid would read the whole target */
+		Datum	   *elems = palloc_extended(sizeof(Datum) * ndel, MCXT_ALLOC_HUGE);
+		Oid			argtypes[1] = {TIDARRAYOID};
+		Datum		arg[1];
+
+		for (uint64 k = 0; k < ndel; k++)
+			elems[k] = PointerGetDatum(&tids[k]);
+		arg[0] = PointerGetDatum(construct_array(elems, ndel, TIDOID, sizeof(ItemPointerData),
+												 false, TYPALIGN_SHORT));
+		spi_exec(psprintf("DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)", F->c->qtarget),
+				 1, argtypes, arg, NULL, false);
+	}
+	if (nins > 0)
+		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
+						  "SELECT %s%s, x.__start_at, x.__end_at FROM __autocdc_ins x",
+						  F->c->qtarget, keys, value_list(F, NULL),
+						  validate_prefixed_keys(F->f, "x"), vals),
+				 0, NULL, NULL, NULL, false);
+	counts->upserted = nins;
+	counts->skipped = b->nevents - nfresh;
+}
+
+bool
+scd2_batch_eligible(FlowDef *f, ReadParams *p, Scd2Cols *c)
+{
+	ListCell   *lc;
+
+	if (list_length(c->values) > 64 || !batch_types_ok(f, p))
+		return false;
+	foreach(lc, c->values)
+	{
+		TypeCacheEntry *tc = lookup_type_cache(target_type(f, lfirst(lc)), TYPECACHE_EQ_OPR);
+
+		if (!OidIsValid(tc->eq_opr))
+			return false;
+	}
+	return true;
+}
+
+static void
+fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
+{
+	Relation	rel = relation_open(f->target, AccessShareLock);
+	ListCell   *lc,
+			   *lc2;
+	int			j = 0;
+
+	F->f = f;
+	F->c = c;
+	F->nvals = list_length(c->values);
+	F->names = palloc(sizeof(char *) * Max(F->nvals, 1));
+	F->eq = palloc0(sizeof(FmgrInfo) * Max(F->nvals, 1));
+	F->coll = palloc(sizeof(Oid) * Max(F->nvals, 1));
+	F->valatt = palloc(sizeof(Form_pg_attribute) * Max(F->nvals, 1));
+	F->evatt = palloc(sizeof(int) * Max(F->nvals, 1));
+	foreach(lc, c->values)
+	{
+		char	   *name = lfirst(lc);
+		AttrNumber	att = get_attnum(f->target, name);
+		Form_pg_attribute form = palloc(ATTRIBUTE_FIXED_PART_SIZE);
+		TypeCacheEntry *tc;
+		int			k;
+
+		memcpy(form, TupleDescAttr(RelationGetDescr(rel), att - 1), ATTRIBUTE_FIXED_PART_SIZE);
+		F->valatt[j] = form;
+		F->names[j] = name;
+		F->coll[j] = form->attcollation;
+		tc = lookup_type_cache(form->atttypid, TYPECACHE_EQ_OPR_FINFO);
+		fmgr_info_copy(&F->eq[j], &tc->eq_opr_finfo, CurrentMemoryContext);
+		F->evatt[j] = -1;
+		k = 0;
+		foreach(lc2, f->columns)
+		{
+			if (strcmp(lfirst(lc2), name) == 0)
+				F->evatt[j] = list_length(f->keys) + 2 + k;
+			k++;
+		}
+		if (list_has_string(f->ignore_null, name))
+			F->ignore_null |= BIT(j);
+		if (list_has_string(c->inheriting, name))
+			F->inheriting |= BIT(j);
+		if (list_has_string(c->tracked, name))
+			F->tracked |= BIT(j);
+		j++;
+	}
+	relation_close(rel, AccessShareLock);
+}
+
+bool
+scd2_batch_apply(FlowDef *f, ReadParams *p, const char *events_sql,
+				 Scd2Cols *c, FlowCounts *counts)
+{
+	Fold2		F;
+	Batch	   *b;
+	Ev		   *inp;
+	Version    *old,
+			   *nv;
+	uint64		ninp,
+				nold,
+				nnew = 0;
+
+	memset(&F, 0, sizeof(F));
+	fold2 = &F;
+	b = F.b = batch_begin(f, scd2_on_event);
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(b->cxt);
+
+		fold2_setup(&F, f, c);
+		F.maxrows = 4096;
+		F.rows = palloc(sizeof(MinimalTuple) * F.maxrows);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	if (!batch_read(b, p, events_sql))
+		return false;
+	batch_index_keys(b);
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(b->cxt);
+		bool		ok = distinct_events(&F);
+
+		if (ok)
+		{
+			read_keys(&F);
+			ok = check_stored(&F);
+		}
+		if (ok)
+		{
+			counts->read = b->nevents;
+			read_modes(&F);
+			read_stored(&F, &inp, &ninp, &old, &nold);
+			nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
+			for (uint64 i = 0; i < ninp;)
+			{
+				uint64		k = i;
+
+				while (k < ninp && inp[k].key == inp[i].key)
+					k++;
+				fold_key(&F, &inp[i], k - i, nv, &nnew);
+				i = k;
+			}
+			write_all(&F, old, nold, nv, nnew, counts);
+			for (int i = 0; i < lengthof(F.stored); i++)
+				SPI_freetuptable(F.stored[i]);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		fold2 = NULL;
+		return ok;
+	}
+}
