@@ -301,6 +301,64 @@ batch_index_keys(Batch *b)
 		b->keys[entry->id] = entry;
 }
 
+typedef struct KeyOrderArg
+{
+	Batch	   *b;
+	SortSupportData *ssup;
+} KeyOrderArg;
+
+static int
+key_order_cmp(const void *x, const void *y, void *arg)
+{
+	KeyOrderArg *ka = arg;
+	uint32		a = *(const uint32 *) x;
+	uint32		c = *(const uint32 *) y;
+
+	for (int i = 0; i < ka->b->nkeys; i++)
+	{
+		int			r = ApplySortComparator(batch_key_value(ka->b, a, i), false,
+											batch_key_value(ka->b, c, i), false,
+											&ka->ssup[i]);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The key numbers in the order of the keys' values.  Rows written in that
+ * order go into the target's and the state's indexes near one another;
+ * in the order keys were first read they land on random pages.
+ */
+uint32 *
+batch_key_order(Batch *b)
+{
+	uint32	   *order = palloc_extended(sizeof(uint32) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE);
+	SortSupportData *ssup = palloc0(sizeof(SortSupportData) * b->nkeys);
+	KeyOrderArg ka = {b, ssup};
+	bool		sortable = true;
+
+	for (uint32 k = 0; k < b->nkeysets; k++)
+		order[k] = k;
+	for (int i = 0; i < b->nkeys; i++)
+	{
+		TypeCacheEntry *tc = lookup_type_cache(TupleDescAttr(b->evdesc, i)->atttypid, TYPECACHE_LT_OPR);
+
+		if (!OidIsValid(tc->lt_opr))
+		{
+			sortable = false;
+			break;
+		}
+		ssup[i].ssup_cxt = CurrentMemoryContext;
+		ssup[i].ssup_collation = b->key_coll[i];
+		PrepareSortSupportFromOrderingOp(tc->lt_opr, &ssup[i]);
+	}
+	if (sortable)
+		qsort_arg(order, b->nkeysets, sizeof(uint32), key_order_cmp, &ka);
+	return order;
+}
+
 bool
 batch_types_ok(FlowDef *f, ReadParams *p)
 {

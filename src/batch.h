@@ -20,6 +20,13 @@
 /* Developer setting autocdc.batch_fold (autocdc.c). */
 extern bool autocdc_batch_fold;
 
+/*
+ * Memory for the relations handed to SQL: as much as the batch they are
+ * derived from may hold (scd2_batch.c), rather than work_mem, since a
+ * spilled relation is written and read once more for nothing.
+ */
+#define BATCH_STORE_KB (512 * 1024)
+
 /* One event as the checks need it after the pass. */
 typedef struct BatchEvent
 {
@@ -97,6 +104,7 @@ extern Batch *batch_begin(FlowDef *flow, BatchEventHook on_event);
 extern bool batch_read(Batch *b, ReadParams *params, const char *events_sql);
 extern void batch_index_keys(Batch *b);
 extern Datum batch_key_value(Batch *b, uint32 id, int i);
+extern uint32 *batch_key_order(Batch *b);
 extern uint64 batch_values_hash(TupleDesc desc, int first, Datum *values,
 								bool *isnull);
 extern void batch_register(const char *name, TupleDesc desc,

@@ -150,6 +150,7 @@ batch_register_per(Batch *b)
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
 	int			a = 1;
+	uint32	   *order;
 
 	TupleDescInitEntry(desc, a++, "__autocdc_id", INT4OID, -1, 0);
 	for (int i = 0; i < b->evdesc->natts; i++)
@@ -168,10 +169,12 @@ batch_register_per(Batch *b)
 		TupleDescInitEntryCollation(desc, a++, att->attcollation);
 	}
 
-	store = tuplestore_begin_heap(false, false, work_mem);
+	store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	wslot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
-	for (uint32 id = 0; id < b->nkeysets; id++)
+	order = batch_key_order(b);
+	for (uint32 n = 0; n < b->nkeysets; n++)
 	{
+		uint32		id = order[n];
 		KeyFold    *fold = b->keys[id];
 
 		values[0] = Int32GetDatum((int32) id);

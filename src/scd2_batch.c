@@ -38,7 +38,7 @@
 #include "utils/typcache.h"
 
 /* Rows kept in memory before the SQL fold (which spills) takes the run. */
-#define MAX_ROW_BYTES ((Size) 512 * 1024 * 1024)
+#define MAX_ROW_BYTES ((Size) BATCH_STORE_KB * 1024)
 
 /* An event of the fold, in the event store's shape. */
 typedef struct Ev
@@ -101,6 +101,7 @@ typedef struct Fold2
 	Ev		   *evs;			/* the batch's distinct events, by key and sequence */
 	uint64		nevs;
 	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
+	uint32	   *rank;			/* by key number: its place in the keys' order */
 } Fold2;
 
 static Fold2 *fold2;
@@ -212,16 +213,33 @@ inherit_array(Fold2 *F, uint64 mask)
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
-static int
-event_order(const void *x, const void *y, void *arg)
+/* Orders by key (in the keys' order, see batch_key_order), then sequence. */
+static inline int
+keyseq_cmp(Fold2 *F, uint32 ka, Datum sa, uint32 kc, Datum sc)
 {
-	Batch	   *b = arg;
-	const BatchEvent *a = &b->events[*(const uint64 *) x];
-	const BatchEvent *c = &b->events[*(const uint64 *) y];
+	if (ka != kc)
+		return F->rank[ka] < F->rank[kc] ? -1 : 1;
+	return batch_seq_cmp(F->b, sa, sc);
+}
 
-	if (a->id != c->id)
-		return a->id < c->id ? -1 : 1;
-	return batch_seq_cmp(b, a->seq, c->seq);
+/* An event's place in the sort: its key's rank and sequence inline, no pointer to chase. */
+typedef struct EventPlace
+{
+	uint32		rank;
+	uint32		pad;
+	Datum		seq;
+	uint64		event;			/* event number */
+} EventPlace;
+
+static int
+place_order(const void *x, const void *y, void *arg)
+{
+	const EventPlace *a = x;
+	const EventPlace *c = y;
+
+	if (a->rank != c->rank)
+		return a->rank < c->rank ? -1 : 1;
+	return batch_seq_cmp(((Fold2 *) arg)->b, a->seq, c->seq);
 }
 
 static int
@@ -230,9 +248,7 @@ ev_order(const void *x, const void *y, void *arg)
 	const Ev   *a = x;
 	const Ev   *c = y;
 
-	if (a->key != c->key)
-		return a->key < c->key ? -1 : 1;
-	return batch_seq_cmp((Batch *) arg, a->seq, c->seq);
+	return keyseq_cmp(arg, a->key, a->seq, c->key, c->seq);
 }
 
 static int
@@ -241,9 +257,7 @@ version_order(const void *x, const void *y, void *arg)
 	const Version *a = x;
 	const Version *c = y;
 
-	if (a->key != c->key)
-		return a->key < c->key ? -1 : 1;
-	return batch_seq_cmp((Batch *) arg, a->start, c->start);
+	return keyseq_cmp(arg, a->key, a->start, c->key, c->start);
 }
 
 /*
@@ -254,22 +268,30 @@ static bool
 distinct_events(Fold2 *F)
 {
 	Batch	   *b = F->b;
-	uint64	   *order = palloc_extended(sizeof(uint64) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
+	EventPlace *order = palloc_extended(sizeof(EventPlace) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
+	uint32	   *keys = batch_key_order(b);
 
+	F->rank = palloc_extended(sizeof(uint32) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE);
+	for (uint32 k = 0; k < b->nkeysets; k++)
+		F->rank[keys[k]] = k;
 	for (uint64 i = 0; i < b->nevents; i++)
-		order[i] = i;
-	qsort_arg(order, b->nevents, sizeof(uint64), event_order, b);
+	{
+		order[i].rank = F->rank[b->events[i].id];
+		order[i].seq = b->events[i].seq;
+		order[i].event = i;
+	}
+	qsort_arg(order, b->nevents, sizeof(EventPlace), place_order, F);
 	F->evs = palloc_extended(sizeof(Ev) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
 	F->nevs = 0;
 	for (uint64 i = 0; i < b->nevents; i++)
 	{
-		BatchEvent *be = &b->events[order[i]];
+		BatchEvent *be = &b->events[order[i].event];
 		Ev		   *e;
 
-		if (i > 0 && event_order(&order[i - 1], &order[i], b) == 0)
+		if (i > 0 && place_order(&order[i - 1], &order[i], F) == 0)
 		{
-			BatchEvent *prev = &b->events[order[i - 1]];
+			BatchEvent *prev = &b->events[order[i - 1].event];
 
 			if (prev->kind != be->kind || prev->values_hash != be->values_hash)
 				return false;
@@ -280,7 +302,7 @@ distinct_events(Fold2 *F)
 		e->kind = be->kind;
 		e->fresh = true;
 		e->seq = be->seq;
-		ExecStoreMinimalTuple(F->rows[order[i]], slot, false);
+		ExecStoreMinimalTuple(F->rows[order[i].event], slot, false);
 		slot_getallattrs(slot);
 		normalize(F, slot, e);
 		/* the values point into the kept row, not into the slot */
@@ -373,7 +395,7 @@ read_keys(Fold2 *F)
 	Batch	   *b = F->b;
 	FlowDef    *f = F->f;
 	TupleDesc	desc = keyed_desc(F, "__autocdc_k", 0);
-	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
@@ -438,7 +460,7 @@ check_stored(Fold2 *F)
 {
 	FlowDef    *f = F->f;
 	TupleDesc	desc = keyed_desc(F, "__autocdc_i", 1);
-	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 	StringInfoData sql;
@@ -514,7 +536,7 @@ read_modes(Fold2 *F)
 	FlowDef    *f = F->f;
 	TupleDesc	desc = keyed_desc(F, "__autocdc_k", 1);
 	TupleDesc	mdesc = keyed_desc(F, "__autocdc_k", 3);
-	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	Tuplestorestate *mstore;
 	int			base = 1 + b->nkeys;
 	Datum	   *values = palloc(sizeof(Datum) * (base + 3));
@@ -577,7 +599,7 @@ read_modes(Fold2 *F)
 	TupleDescInitEntry(mdesc, base + 1, "__autocdc_anchored", BOOLOID, -1, 0);
 	init_seq_entry(F, mdesc, base + 2, "__autocdc_open");
 	init_seq_entry(F, mdesc, base + 3, "__autocdc_pdel");
-	mstore = tuplestore_begin_heap(false, false, work_mem);
+	mstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	for (uint32 k = 0; k < b->nkeysets; k++)
 	{
 		KeyMode    *m = &F->modes[k];
@@ -655,7 +677,7 @@ read_stored(Fold2 *F, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
 	for (uint32 k = 0; k < F->b->nkeysets; k++)
 		if (F->modes[k].touched && F->modes[k].anchored)
 			(*old)[(*nold)++] = *F->modes[k].openv;
-	qsort_arg(*old, *nold, sizeof(Version), version_order, F->b);
+	qsort_arg(*old, *nold, sizeof(Version), version_order, F);
 
 	/* room for the stored events, the fresh ones and one anchor per key */
 	*inp = palloc_extended(sizeof(Ev) * (F->stored[0]->numvals + F->nevs + *nold + 1), MCXT_ALLOC_HUGE);
@@ -701,7 +723,7 @@ read_stored(Fold2 *F, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
 	for (uint64 i = 0; i < F->nevs; i++)
 		if (F->evs[i].fresh)
 			(*inp)[(*ninp)++] = F->evs[i];
-	qsort_arg(*inp, *ninp, sizeof(Ev), ev_order, F->b);
+	qsort_arg(*inp, *ninp, sizeof(Ev), ev_order, F);
 }
 
 /* Folds one key's events (sorted) into versions, appended to out. */
@@ -823,9 +845,9 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	int			nk = b->nkeys;
 	TupleDesc	edesc = keyed_desc(F, "__autocdc_k", F->nvals + 3);
 	TupleDesc	idesc = keyed_desc(F, "__autocdc_k", F->nvals + 2);
-	Tuplestorestate *estore = tuplestore_begin_heap(false, false, work_mem);
+	Tuplestorestate *estore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * Max(nold, 1), MCXT_ALLOC_HUGE);
-	Tuplestorestate *istore = tuplestore_begin_heap(false, false, work_mem);
+	Tuplestorestate *istore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	int			natts = 1 + nk + F->nvals + 3;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
@@ -871,7 +893,7 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	init_seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
 	while (i < nold || j < nnew)
 	{
-		int			c = i == nold ? 1 : j == nnew ? -1 : version_order(&old[i], &nv[j], b);
+		int			c = i == nold ? 1 : j == nnew ? -1 : version_order(&old[i], &nv[j], F);
 
 		if (c == 0 && same_version(F, &old[i], &nv[j]))
 		{
