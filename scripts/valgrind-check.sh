@@ -10,7 +10,7 @@ port=$(perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(Listen => 1, Lo
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 [ "$(id -u)" = 0 ] && chown postgres "$work"
-as_pg "$pgbin/initdb" -D "$work/data" -U postgres -A trust --no-locale >/dev/null
+as_pg "$pgbin/initdb" -D "$work/data" -U postgres -A trust --no-locale -E UTF8 >/dev/null
 cat >> "$work/data/postgresql.conf" <<CONF
 port = $port
 listen_addresses = ''

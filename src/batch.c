@@ -55,7 +55,7 @@ typedef struct BatchReceiver
  * an error frees it; the relations' entries are static for the same
  * reason: a registration an error left behind can still be removed.
  */
-#define MAX_BATCH_RELATIONS 6
+#define MAX_BATCH_RELATIONS 10
 static Batch *current_batch = NULL;
 static EphemeralNamedRelationData batch_enrs[MAX_BATCH_RELATIONS];
 static int	n_batch_enrs = 0;

@@ -21,7 +21,7 @@
  *-------------------------------------------------------------------------
  */
 #include "scd2_batch.h"
-#include "batch.h"
+#include "scd2_batch_int.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -32,6 +32,7 @@
 #include "utils/datum.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -40,73 +41,8 @@
 /* Rows kept in memory before the SQL fold (which spills) takes the run. */
 #define MAX_ROW_BYTES ((Size) BATCH_STORE_KB * 1024)
 
-/* An event of the fold, in the event store's shape. */
-typedef struct Ev
-{
-	uint32		key;			/* key number */
-	char		kind;			/* 'u', 'd', or 'a': the open version as an anchor */
-	bool		fresh;			/* read in this run and not stored */
-	uint64		inherit;		/* 'u': value columns left to inherit */
-	Datum		seq;
-	Datum	   *vals;
-	bool	   *nulls;
-} Ev;
+static Fold2 *fold2;	/* the fold being read, for the event hook */
 
-/* A version: stored (with its tid) or folded. */
-typedef struct Version Version;
-struct Version
-{
-	uint32		key;
-	bool		open;			/* __end_at IS NULL */
-	Datum		start;
-	Datum		end;
-	Datum	   *vals;
-	bool	   *nulls;
-	ItemPointerData tid;
-};
-
-/* Per touched key: where its fold starts. */
-typedef struct KeyMode
-{
-	bool		has_open;
-	bool		has_max;
-	bool		touched;		/* has a new event */
-	bool		anchored;		/* in order after its open version */
-	bool		has_pdel;
-	Datum		open;			/* the open version's start */
-	Datum		max_stored;		/* the highest stored sequence */
-	Datum		smin;			/* earliest new event */
-	Datum		pdel;			/* last stored delete before smin */
-	struct Version *openv;		/* the open version */
-} KeyMode;
-
-typedef struct Fold2
-{
-	Batch	   *b;
-	FlowDef    *f;
-	Scd2Cols   *c;
-	int			nvals;
-	char	  **names;			/* value columns */
-	int		   *evatt;			/* per value column: attribute in the event row, or -1 */
-	uint64		ignore_null;	/* value columns in the flow's ignore_null */
-	uint64		inheriting;
-	uint64		tracked;
-	FmgrInfo   *eq;
-	Oid		   *coll;
-	Form_pg_attribute *valatt;	/* the target's attributes */
-	MinimalTuple *rows;			/* by event number */
-	uint64		maxrows;
-	Size		row_bytes;
-	KeyMode    *modes;			/* by key number */
-	Ev		   *evs;			/* the batch's distinct events, by key and sequence */
-	uint64		nevs;
-	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
-	uint32	   *rank;			/* by key number: its place in the keys' order */
-} Fold2;
-
-static Fold2 *fold2;
-
-#define BIT(j) (UINT64CONST(1) << (j))
 
 static void
 scd2_on_event(Batch *b, KeyFold *key, BatchEvent *ev, TupleTableSlot *slot)
@@ -126,7 +62,7 @@ scd2_on_event(Batch *b, KeyFold *key, BatchEvent *ev, TupleTableSlot *slot)
 		b->refused = true;
 }
 
-static bool
+bool
 vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 {
 	if (anull || bnull)
@@ -201,26 +137,7 @@ inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same)
 	return mask;
 }
 
-static Datum
-inherit_array(Fold2 *F, uint64 mask)
-{
-	Datum	   *elems = palloc(sizeof(Datum) * Max(F->nvals, 1));
-	int			n = 0;
 
-	for (int j = 0; j < F->nvals; j++)
-		if (mask & BIT(j))
-			elems[n++] = CStringGetTextDatum(F->names[j]);
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
-/* Orders by key (in the keys' order, see batch_key_order), then sequence. */
-static inline int
-keyseq_cmp(Fold2 *F, uint32 ka, Datum sa, uint32 kc, Datum sc)
-{
-	if (ka != kc)
-		return F->rank[ka] < F->rank[kc] ? -1 : 1;
-	return batch_seq_cmp(F->b, sa, sc);
-}
 
 /* An event's place in the sort: its key's rank and sequence inline, no pointer to chase. */
 typedef struct EventPlace
@@ -251,7 +168,7 @@ ev_order(const void *x, const void *y, void *arg)
 	return keyseq_cmp(arg, a->key, a->seq, c->key, c->seq);
 }
 
-static int
+int
 version_order(const void *x, const void *y, void *arg)
 {
 	const Version *a = x;
@@ -314,7 +231,7 @@ distinct_events(Fold2 *F)
 }
 
 /* A tuple descriptor: key number, the keys, then "extra" entries added by the caller. */
-static TupleDesc
+TupleDesc
 keyed_desc(Fold2 *F, const char *idname, int extra)
 {
 	Batch	   *b = F->b;
@@ -331,7 +248,7 @@ keyed_desc(Fold2 *F, const char *idname, int extra)
 	return desc;
 }
 
-static void
+void
 init_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
 {
 	Form_pg_attribute att = TupleDescAttr(F->b->evdesc, F->b->seq_att);
@@ -339,7 +256,7 @@ init_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
 	TupleDescInitEntry(desc, attno, name, att->atttypid, att->atttypmod, 0);
 }
 
-static void
+void
 init_value_entries(Fold2 *F, TupleDesc desc, int first)
 {
 	for (int j = 0; j < F->nvals; j++)
@@ -351,7 +268,7 @@ init_value_entries(Fold2 *F, TupleDesc desc, int first)
 }
 
 /* values[1..nkeys] := key number id's key */
-static void
+void
 put_key(Fold2 *F, uint32 id, Datum *values, bool *nulls)
 {
 	values[0] = Int32GetDatum((int32) id);
@@ -364,7 +281,7 @@ put_key(Fold2 *F, uint32 id, Datum *values, bool *nulls)
 }
 
 /* ", s.v1, s.v2" (", v1, v2" without an alias) */
-static char *
+char *
 value_list(Fold2 *F, const char *alias)
 {
 	StringInfoData buf;
@@ -724,231 +641,6 @@ read_stored(Fold2 *F, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
 		if (F->evs[i].fresh)
 			(*inp)[(*ninp)++] = F->evs[i];
 	qsort_arg(*inp, *ninp, sizeof(Ev), ev_order, F);
-}
-
-/* Folds one key's events (sorted) into versions, appended to out. */
-static void
-fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
-{
-	Datum	   *run = palloc0(sizeof(Datum) * Max(F->nvals, 1));	/* latest setter's values */
-	bool	   *run_null = palloc(sizeof(bool) * Max(F->nvals, 1));
-	Datum	   *prev = NULL;	/* previous upsert's values in the group */
-	bool	   *prev_null = NULL;
-	Version    *cur = NULL;
-
-	for (int j = 0; j < F->nvals; j++)
-		run_null[j] = true;
-	for (uint64 i = 0; i < n; i++)
-	{
-		Ev		   *e = &ev[i];
-		Datum	   *vals;
-		bool	   *nulls;
-		bool		starts;
-
-		if (e->kind == 'd')
-		{
-			if (cur)
-			{
-				cur->end = e->seq;
-				cur->open = false;
-				cur = NULL;
-			}
-			for (int j = 0; j < F->nvals; j++)
-				run_null[j] = true;
-			prev = NULL;
-			continue;
-		}
-		vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
-		nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
-		for (int j = 0; j < F->nvals; j++)
-		{
-			bool		sets = e->kind == 'a' || !(e->inherit & BIT(j));
-
-			if ((F->inheriting & BIT(j)) && !sets)
-			{
-				vals[j] = run[j];
-				nulls[j] = run_null[j];
-			}
-			else
-			{
-				vals[j] = e->vals[j];
-				nulls[j] = e->nulls[j];
-			}
-			if ((F->inheriting & BIT(j)) && sets)
-			{
-				run[j] = e->vals[j];
-				run_null[j] = e->nulls[j];
-			}
-		}
-		starts = prev == NULL;
-		for (int j = 0; !starts && j < F->nvals; j++)
-			if ((F->tracked & BIT(j)) &&
-				!vals_equal(F, j, vals[j], nulls[j], prev[j], prev_null[j]))
-				starts = true;
-		if (starts)
-		{
-			if (cur)
-			{
-				cur->end = e->seq;
-				cur->open = false;
-			}
-			cur = &out[(*nout)++];
-			cur->key = e->key;
-			cur->start = e->seq;
-			cur->open = true;
-		}
-		cur->vals = vals;
-		cur->nulls = nulls;
-		prev = vals;
-		prev_null = nulls;
-	}
-}
-
-static bool
-same_version(Fold2 *F, Version *a, Version *b)
-{
-	if (a->open != b->open ||
-		(!a->open && batch_seq_cmp(F->b, a->end, b->end) != 0))
-		return false;
-	for (int j = 0; j < F->nvals; j++)
-		if (!vals_equal(F, j, a->vals[j], a->nulls[j], b->vals[j], b->nulls[j]))
-			return false;
-	return true;
-}
-
-/* Writes a tuplestore of versions: keys, values, __start_at, __end_at. */
-static void
-put_version(Fold2 *F, TupleDesc desc, Tuplestorestate *store, Version *v,
-			Datum *values, bool *nulls)
-{
-	int			nk = F->b->nkeys;
-
-	put_key(F, v->key, values, nulls);
-	for (int j = 0; j < F->nvals; j++)
-	{
-		values[1 + nk + j] = v->vals[j];
-		nulls[1 + nk + j] = v->nulls[j];
-	}
-	values[1 + nk + F->nvals] = v->start;
-	nulls[1 + nk + F->nvals] = false;
-	values[2 + nk + F->nvals] = v->end;
-	nulls[2 + nk + F->nvals] = v->open;
-	tuplestore_putvalues(store, desc, values, nulls);
-}
-
-/* The new events into the store, then the changed versions. */
-static void
-write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
-		  FlowCounts *counts)
-{
-	Batch	   *b = F->b;
-	int			nk = b->nkeys;
-	TupleDesc	edesc = keyed_desc(F, "__autocdc_k", F->nvals + 3);
-	TupleDesc	idesc = keyed_desc(F, "__autocdc_k", F->nvals + 2);
-	Tuplestorestate *estore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * Max(nold, 1), MCXT_ALLOC_HUGE);
-	Tuplestorestate *istore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	int			natts = 1 + nk + F->nvals + 3;
-	Datum	   *values = palloc(sizeof(Datum) * natts);
-	bool	   *nulls = palloc(sizeof(bool) * natts);
-	uint64		nfresh = 0,
-				ndel = 0,
-				nins = 0;
-	uint64		i = 0,
-				j = 0;
-	char	   *keys;
-	char	   *vals;
-
-	counts->deleted = 0;
-	init_value_entries(F, edesc, 2 + nk);
-	init_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
-	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
-	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
-	for (uint64 k = 0; k < F->nevs; k++)
-	{
-		Ev		   *e = &F->evs[k];
-		char		kind[2] = {e->kind, '\0'};
-
-		if (!e->fresh)
-			continue;
-		put_key(F, e->key, values, nulls);
-		for (int c = 0; c < F->nvals; c++)
-		{
-			values[1 + nk + c] = e->vals[c];
-			nulls[1 + nk + c] = e->nulls[c];
-		}
-		values[1 + nk + F->nvals] = e->seq;
-		nulls[1 + nk + F->nvals] = false;
-		values[2 + nk + F->nvals] = CStringGetTextDatum(kind);
-		nulls[2 + nk + F->nvals] = false;
-		nulls[3 + nk + F->nvals] = e->kind != 'u' || e->inherit == 0;
-		values[3 + nk + F->nvals] = nulls[3 + nk + F->nvals] ? (Datum) 0 : inherit_array(F, e->inherit);
-		tuplestore_putvalues(estore, edesc, values, nulls);
-		nfresh++;
-	}
-
-	/* diff by key and start (diff in scd2.c) */
-	init_value_entries(F, idesc, 2 + nk);
-	init_seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
-	init_seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
-	while (i < nold || j < nnew)
-	{
-		int			c = i == nold ? 1 : j == nnew ? -1 : version_order(&old[i], &nv[j], F);
-
-		if (c == 0 && same_version(F, &old[i], &nv[j]))
-		{
-			i++;
-			j++;
-			continue;
-		}
-		if (c <= 0)
-		{
-			tids[ndel] = old[i].tid;
-			if (c < 0)
-				counts->deleted++;
-			ndel++;
-			i++;
-		}
-		if (c >= 0)
-		{
-			put_version(F, idesc, istore, &nv[j], values, nulls);
-			nins++;
-			j++;
-		}
-	}
-	batch_register("__autocdc_newev", edesc, estore, nfresh);
-	batch_register("__autocdc_ins", idesc, istore, nins);
-
-	keys = validate_prefixed_keys(F->f, NULL);
-	vals = value_list(F, "x");
-	if (nfresh > 0)
-		spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
-						  "SELECT %s%s, x.__autocdc_seq, x.__autocdc_kind, x.__autocdc_inherit "
-						  "FROM __autocdc_newev x", F->c->qevents, keys, value_list(F, NULL),
-						  validate_prefixed_keys(F->f, "x"), vals),
-				 0, NULL, NULL, NULL, false);
-	if (ndel > 0)
-	{
-		/* a TID scan: a join on ctid would read the whole target */
-		Datum	   *elems = palloc_extended(sizeof(Datum) * ndel, MCXT_ALLOC_HUGE);
-		Oid			argtypes[1] = {TIDARRAYOID};
-		Datum		arg[1];
-
-		for (uint64 k = 0; k < ndel; k++)
-			elems[k] = PointerGetDatum(&tids[k]);
-		arg[0] = PointerGetDatum(construct_array(elems, ndel, TIDOID, sizeof(ItemPointerData),
-												 false, TYPALIGN_SHORT));
-		spi_exec(psprintf("DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)", F->c->qtarget),
-				 1, argtypes, arg, NULL, false);
-	}
-	if (nins > 0)
-		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
-						  "SELECT %s%s, x.__start_at, x.__end_at FROM __autocdc_ins x",
-						  F->c->qtarget, keys, value_list(F, NULL),
-						  validate_prefixed_keys(F->f, "x"), vals),
-				 0, NULL, NULL, NULL, false);
-	counts->upserted = nins;
-	counts->skipped = b->nevents - nfresh;
 }
 
 bool
