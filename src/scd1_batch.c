@@ -26,6 +26,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -36,10 +37,10 @@ typedef struct KeyApplied
 	bool		has_state;
 	bool		has_old_ups;
 	bool		has_old_del;
-	bool		has_row;
+	bool		replayed;		/* an event repeats the applied upsert */
 	Datum		old_ups;
 	Datum		old_del;
-	uint64		row_hash;		/* hash of the target row's values */
+	uint64		replay_hash;	/* that event's values_hash */
 } KeyApplied;
 
 /* What earlier runs applied, by key number (after batch_check_applied). */
@@ -230,40 +231,29 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 	int			ncols = b->evdesc->natts - b->kind_att - 1;
 	Datum	   *values;
 	bool	   *nulls;
+	SPITupleTable *tt;
+	Datum	   *cands;
+	int			ncands = 0;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT p.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq, "
-					 "t.%s IS NOT NULL", quote_identifier(linitial(f->keys)));
-	foreach(lc, f->columns)
-		appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
-	appendStringInfo(&sql, " FROM %s p JOIN %s st ON ", SCD1_BATCH_RELATION,
-					 rel_qualified_name(f->state));
+	appendStringInfo(&sql, "SELECT p.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq "
+					 "FROM %s p JOIN %s st ON ", SCD1_BATCH_RELATION, rel_qualified_name(f->state));
 	append_keys_match(&sql, f, "p", "st");
-	appendStringInfo(&sql, " LEFT JOIN %s t ON ", rel_qualified_name(f->target));
-	append_keys_match(&sql, f, "p", "t");
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	tt = SPI_tuptable;
 
 	applied = palloc0(sizeof(KeyApplied) * Max(b->nkeysets, 1));
-	values = palloc(sizeof(Datum) * (ncols + 4));
-	nulls = palloc(sizeof(bool) * (ncols + 4));
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
+		HeapTuple	tup = tt->vals[r];
 		bool		isnull;
-		KeyApplied *fold = &applied[DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull))];
+		KeyApplied *fold = &applied[DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull))];
 
 		fold->has_state = true;
-		fold->old_ups = SPI_getbinval(tup, desc, 2, &isnull);
+		fold->old_ups = heap_getattr(tup, 2, tt->tupdesc, &isnull);
 		fold->has_old_ups = !isnull;
-		fold->old_del = SPI_getbinval(tup, desc, 3, &isnull);
+		fold->old_del = heap_getattr(tup, 3, tt->tupdesc, &isnull);
 		fold->has_old_del = !isnull;
-		fold->has_row = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-		if (fold->has_row)
-		{
-			heap_deform_tuple(tup, desc, values, nulls);
-			fold->row_hash = batch_values_hash(desc, 4, values, nulls);
-		}
 	}
 
 	if (has_mark)
@@ -276,6 +266,7 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 	}
 
 	*skipped = 0;
+	cands = palloc(sizeof(Datum) * Max(b->nkeysets, 1));
 	for (uint64 i = 0; i < b->nevents; i++)
 	{
 		BatchEvent *ev = &b->events[i];
@@ -289,16 +280,53 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 			return false;
 		if (ev->kind == 'd' && fold->has_old_ups && batch_seq_cmp(b, ev->seq, fold->old_ups) == 0)
 			return false;
-		if (ev->kind == 'u' && fold->has_old_ups && fold->has_row &&
-			batch_seq_cmp(b, ev->seq, fold->old_ups) == 0 && ev->values_hash != fold->row_hash)
-			return false;
+		/* the applied upsert again: compared with the target row below */
+		if (ev->kind == 'u' && fold->has_old_ups && !fold->replayed &&
+			batch_seq_cmp(b, ev->seq, fold->old_ups) == 0)
+		{
+			fold->replayed = true;
+			fold->replay_hash = ev->values_hash;
+			cands[ncands++] = Int32GetDatum((int32) ev->id);
+		}
 		if (has_mark && batch_seq_cmp(b, ev->seq, mark) < 0)
 			continue;			/* counted */
 		if ((fold->has_old_ups && batch_seq_cmp(b, ev->seq, fold->old_ups) <= 0) ||
 			(fold->has_old_del && batch_seq_cmp(b, ev->seq, fold->old_del) <= 0))
 			(*skipped)++;
 	}
-	SPI_freetuptable(SPI_tuptable);
+	SPI_freetuptable(tt);
+	if (ncands == 0)
+		return true;
+
+	/* Replays of applied upserts: their values must be the target row's. */
+	{
+		Oid			argtypes[1] = {INT4ARRAYOID};
+		Datum		arg[1] = {PointerGetDatum(construct_array(cands, ncands, INT4OID, 4, true, TYPALIGN_INT))};
+
+		resetStringInfo(&sql);
+		appendStringInfoString(&sql, "SELECT p.__autocdc_id");
+		foreach(lc, f->columns)
+			appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
+		appendStringInfo(&sql, " FROM %s p JOIN %s t ON ", SCD1_BATCH_RELATION,
+						 rel_qualified_name(f->target));
+		append_keys_match(&sql, f, "p", "t");
+		appendStringInfoString(&sql, " WHERE p.__autocdc_id OPERATOR(pg_catalog.=) ANY ($1)");
+		spi_exec(sql.data, 1, argtypes, arg, NULL, false);
+	}
+	tt = SPI_tuptable;
+	values = palloc(sizeof(Datum) * (ncols + 1));
+	nulls = palloc(sizeof(bool) * (ncols + 1));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		KeyApplied *fold;
+
+		heap_deform_tuple(tup, tt->tupdesc, values, nulls);
+		fold = &applied[DatumGetInt32(values[0])];
+		if (batch_values_hash(tt->tupdesc, 1, values, nulls) != fold->replay_hash)
+			return false;
+	}
+	SPI_freetuptable(tt);
 	return true;
 }
 
