@@ -258,12 +258,18 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 			return false;
 		}
 
-	old = MemoryContextSwitchTo(b->cxt);
 	if (b->nevents == b->maxevents)
 	{
+		/* past the bound, the SQL fold, which spills, takes the batch */
+		if (sizeof(BatchEvent) * b->maxevents * 2 > (Size) BATCH_STORE_KB * 1024)
+		{
+			b->refused = true;
+			return false;
+		}
 		b->maxevents *= 2;
 		b->events = repalloc_huge(b->events, sizeof(BatchEvent) * b->maxevents);
 	}
+	old = MemoryContextSwitchTo(b->cxt);
 	ev = &b->events[b->nevents++];
 	fold = batch_key(b, values);
 	ev->id = fold->id;

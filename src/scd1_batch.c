@@ -7,7 +7,7 @@
  * event to the state twice; at a million events that is most of a run.
  * Here one pass over the events keeps, per key in a hash table, the latest
  * upsert (its row), the latest delete, and whether the key's events came in
- * ascending sequence.  Only the events of keys that did not need sorting to
+ * ascending sequence: only the events of keys that did not are sorted, to
  * find two events at one sequence.  The result, one row per key, is what
  * the SQL fold's "per" step computes, so the apply that follows is shared.
  *

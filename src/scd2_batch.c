@@ -5,16 +5,18 @@
  *
  * The SQL fold spends most of a large run in window functions and sorts
  * over every event (eight sorts of the batch at a million events).  Here
- * the events are read once and sorted once per key; SQL is asked only for
- * what is stored: the events at the batch's keys and sequences (the check
- * against what earlier runs applied), each touched key's open version and
- * last delete (where its fold starts), and the stored events and versions
- * from there.  For each touched key the fold walks its events in sequence
- * order: a delete ends a group and the version open in it; in a group an
- * upsert takes the columns it leaves to inherit from the latest event that
- * set them, and starts a version when a tracked column changes.  The new
- * versions are compared with the stored ones by start: those that differ
- * are deleted and inserted, through three ephemeral relations.
+ * the events are read once and sorted once, by key and sequence; SQL is
+ * asked only for what is stored, an index lookup per key: its open version
+ * and highest stored sequence, the stored events at the batch's sequences
+ * below that (the check against what earlier runs applied), the last
+ * stored delete where the fold cannot start at the open version, and the
+ * stored events and versions from there.  For each touched key the fold
+ * (scd2_write.c) walks its events in sequence order: a delete ends a group
+ * and the version open in it; in a group an upsert takes the columns it
+ * leaves to inherit from the latest event that set them, and starts a
+ * version when a tracked column changes.  The new versions are compared
+ * with the stored ones by start: a version whose end alone moved is updated
+ * in place, others are deleted and inserted, through ephemeral relations.
  *
  * Duplicates in the batch are told apart by a hash of their binary values
  * as in the SCD 1 fold; whatever looks wrong goes to the SQL fold.
@@ -205,6 +207,9 @@ distinct_events(Fold2 *F)
 	{
 		BatchEvent *be = &b->events[order[i].event];
 		Ev		   *e;
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 
 		if (i > 0 && place_order(&order[i - 1], &order[i], F) == 0)
 		{
@@ -754,6 +759,8 @@ scd2_batch_apply(FlowDef *f, ReadParams *p, const char *events_sql,
 			for (uint64 i = 0; i < ninp;)
 			{
 				uint64		k = i;
+
+				CHECK_FOR_INTERRUPTS();
 
 				while (k < ninp && inp[k].key == inp[i].key)
 					k++;

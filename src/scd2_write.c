@@ -11,6 +11,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -191,19 +192,19 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	TupleDesc	edesc = keyed_desc(F, "__autocdc_k", F->nvals + 3);
 	TupleDesc	idesc = keyed_desc(F, "__autocdc_k", F->nvals + 2);
 	Tuplestorestate *estore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
+	Tuplestorestate *istore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	TupleDesc	tdesc = tid_desc(F);
 	Tuplestorestate *dstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	Tuplestorestate *cstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	Tuplestorestate *ostore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	uint64		nclose = 0,
-				nreopen = 0;
-	Tuplestorestate *istore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
+	Tuplestorestate *cstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);	/* ends set */
+	Tuplestorestate *ostore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);	/* reopened */
 	int			natts = 1 + nk + F->nvals + 3;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
 	uint64		nfresh = 0,
 				ndel = 0,
-				nins = 0;
+				nins = 0,
+				nclose = 0,
+				nreopen = 0;
 	uint64		i = 0,
 				j = 0;
 	char	   *keys;
@@ -250,10 +251,11 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 			/* the same version, or only its end moved: changed in place */
 			if (!same_end(F, &old[i], &nv[j]))
 			{
+				put_tid(nv[j].open ? ostore : cstore, tdesc, &old[i], &nv[j]);
 				if (nv[j].open)
-					put_tid(ostore, tdesc, &old[i], &nv[j]), nreopen++;
+					nreopen++;
 				else
-					put_tid(cstore, tdesc, &old[i], &nv[j]), nclose++;
+					nclose++;
 			}
 			i++;
 			j++;
