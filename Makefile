@@ -12,7 +12,7 @@ DOCS       = README.md
 PG_CPPFLAGS = -Wall -Werror -Wno-missing-field-initializers
 
 REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
-             scd1_names scd1_security scd1_lifecycle scd1_batch \
+             scd1_names scd1_security scd1_lifecycle batch_fold \
              scd2_reference scd2_history scd2_flows snapshot backfill schedule \
              schema_changes \
              uninstall

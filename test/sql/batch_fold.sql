@@ -1,8 +1,9 @@
--- The SCD 1 fold in C (autocdc.batch_fold, on by default) against the fold
--- in SQL (off): one source, two pipelines, each run in one mode; after
--- every round the targets and the counts must be equal.  Then the batches
--- the C fold hands to the SQL fold: bad events, truncates, values equal by
--- "=" but not in binary, keys it cannot hash.
+-- The folds in C (autocdc.batch_fold, on by default) against the folds in
+-- SQL (off): one source, an SCD 1 and an SCD 2 flow in each of two
+-- pipelines, each pipeline run in one mode; after every round the targets
+-- and the counts must be equal.  Then the batches the C fold hands to the
+-- SQL fold: bad events, truncates, values equal by "=" but not in binary,
+-- keys it cannot hash.
 CREATE SCHEMA bfo;
 SET search_path = bfo, public;
 \set VERBOSITY default
@@ -14,6 +15,12 @@ SELECT autocdc.create_auto_cdc_flow(target => 't_c', source => 'src', keys => AR
 SELECT autocdc.create_auto_cdc_flow(target => 't_sql', source => 'src', keys => ARRAY['id', 'tag'],
   sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
   pipeline => 'bf_sql', name => 'bf_sql');
+SELECT autocdc.create_auto_cdc_flow(target => 't2_c', source => 'src', keys => ARRAY['id', 'tag'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 2, pipeline => 'bf_c', name => 'bf2_c');
+SELECT autocdc.create_auto_cdc_flow(target => 't2_sql', source => 'src', keys => ARRAY['id', 'tag'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 2, pipeline => 'bf_sql', name => 'bf2_sql');
 
 -- Rounds of 400 events over 50 keys: out of order, exact duplicates
 -- (replays of earlier rounds too), deletes, late events under deletes.
@@ -29,35 +36,42 @@ CREATE FUNCTION feed(r int) RETURNS void LANGUAGE sql AS $$
   -- exact duplicates of rows already read
   INSERT INTO src SELECT id, tag, v, op, seq FROM src WHERE seq % 17 = r % 17 LIMIT 30;
 $$;
-CREATE TABLE counts (round int, mode text, rows_read bigint, rows_upserted bigint,
+CREATE TABLE counts (round int, mode text, scd int, rows_read bigint, rows_upserted bigint,
                      rows_deleted bigint, rows_skipped bigint, status text);
 CREATE FUNCTION round(r int) RETURNS TABLE (same_rows boolean, same_counts boolean)
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM feed(r);
   SET LOCAL autocdc.batch_fold = on;
-  INSERT INTO counts SELECT r, 'c', rows_read, rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.run('bf_c');
+  INSERT INTO counts SELECT r, 'c', CASE WHEN flow LIKE 'bf2%' THEN 2 ELSE 1 END, rows_read,
+    rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.run('bf_c');
   SET LOCAL autocdc.batch_fold = off;
-  INSERT INTO counts SELECT r, 'sql', rows_read, rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.run('bf_sql');
+  INSERT INTO counts SELECT r, 'sql', CASE WHEN flow LIKE 'bf2%' THEN 2 ELSE 1 END, rows_read,
+    rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.run('bf_sql');
   RETURN QUERY SELECT
-    NOT EXISTS ((TABLE t_c EXCEPT ALL TABLE t_sql) UNION ALL (TABLE t_sql EXCEPT ALL TABLE t_c)),
-    (SELECT count(DISTINCT (rows_read, rows_upserted, rows_deleted, rows_skipped, status)) = 1
-       FROM counts WHERE round = r);
+    NOT EXISTS ((TABLE t_c EXCEPT ALL TABLE t_sql) UNION ALL (TABLE t_sql EXCEPT ALL TABLE t_c))
+    AND NOT EXISTS ((TABLE t2_c EXCEPT ALL TABLE t2_sql) UNION ALL (TABLE t2_sql EXCEPT ALL TABLE t2_c)),
+    (SELECT bool_and(n = 1) FROM (SELECT count(DISTINCT (rows_read, rows_upserted, rows_deleted, rows_skipped, status)) AS n
+       FROM counts WHERE round = r GROUP BY scd) d);
 END $$;
 SELECT r, s.* FROM generate_series(1, 5) r, round(r) s;
-SELECT round, rows_read, rows_upserted, rows_deleted, rows_skipped, status FROM counts WHERE mode = 'c' ORDER BY round;
+SELECT round, scd, rows_read, rows_upserted, rows_deleted, rows_skipped, status FROM counts WHERE mode = 'c' ORDER BY round, scd;
+SELECT count(*) AS versions, count(*) FILTER (WHERE __end_at IS NULL) AS open FROM t2_c;
 SELECT count(*) AS live_keys FROM t_c;
 
 -- A run over every row again (full refresh) folds to the same target.
 CREATE TABLE before AS TABLE t_c;
-SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bf_c', full_refresh => true);
-SELECT NOT EXISTS ((TABLE t_c EXCEPT ALL TABLE before) UNION ALL (TABLE before EXCEPT ALL TABLE t_c)) AS same_after_refresh;
+CREATE TABLE before2 AS TABLE t2_c;
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bf_c', full_refresh => true) ORDER BY flow;
+SELECT NOT EXISTS ((TABLE t_c EXCEPT ALL TABLE before) UNION ALL (TABLE before EXCEPT ALL TABLE t_c))
+  AND NOT EXISTS ((TABLE t2_c EXCEPT ALL TABLE before2) UNION ALL (TABLE before2 EXCEPT ALL TABLE t2_c))
+  AS same_after_refresh;
 
 -- Two different events at one key and sequence: the error of the SQL fold,
 -- and nothing applied.
 INSERT INTO src VALUES (1, 'b', 1, 'U', 90001), (1, 'b', 2, 'U', 90001);
-SELECT flow, rows_read, status FROM autocdc.run('bf_c');
-SELECT error FROM autocdc.event_log WHERE flow = 'bf_c' ORDER BY id DESC LIMIT 1;
+SELECT flow, rows_read, status FROM autocdc.run('bf_c') ORDER BY flow;
+SELECT flow, error FROM autocdc.event_log WHERE flow IN ('bf_c', 'bf2_c') ORDER BY id DESC LIMIT 2;
 DELETE FROM src WHERE seq = 90001;
 SELECT autocdc.run('bf_sql') IS NOT NULL AS sql_run;
 
