@@ -134,7 +134,10 @@ batch_values_hash(TupleDesc desc, int first, Datum *values, bool *isnull)
 	return h;
 }
 
-/* Types whose "=" is equality of the Datum (and every Datum is distinct). */
+/*
+ * Types whose "=" is equality of the Datum and whose order is the Datum's
+ * as a signed integer (smaller ones are sign- or zero-extended).
+ */
 static bool
 is_plain_type(Oid typid)
 {
@@ -332,6 +335,20 @@ key_order_cmp(const void *x, const void *y, void *arg)
 	return 0;
 }
 
+/* A plain key's value and number, sorted by value with the compare inlined. */
+typedef struct PlainKey
+{
+	int64		value;
+	uint32		id;
+} PlainKey;
+
+#define ST_SORT sort_plain_keys
+#define ST_ELEMENT_TYPE PlainKey
+#define ST_COMPARE(a, c) ((a)->value < (c)->value ? -1 : (a)->value > (c)->value)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
 /*
  * The key numbers in the order of the keys' values.  Rows written in that
  * order go into the target's and the state's indexes near one another;
@@ -345,6 +362,21 @@ batch_key_order(Batch *b)
 	KeyOrderArg ka = {b, ssup};
 	bool		sortable = true;
 
+	if (b->plain_key)
+	{
+		PlainKey   *keys = palloc_extended(sizeof(PlainKey) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE);
+
+		for (uint32 k = 0; k < b->nkeysets; k++)
+		{
+			keys[k].value = (int64) b->keys[k]->key0;
+			keys[k].id = k;
+		}
+		sort_plain_keys(keys, b->nkeysets);
+		for (uint32 k = 0; k < b->nkeysets; k++)
+			order[k] = keys[k].id;
+		pfree(keys);
+		return order;
+	}
 	for (uint32 k = 0; k < b->nkeysets; k++)
 		order[k] = k;
 	for (int i = 0; i < b->nkeys; i++)
@@ -455,6 +487,7 @@ batch_begin(FlowDef *f, BatchEventHook on_event)
 	b->seq_sort.ssup_cxt = b->cxt;
 	b->seq_sort.ssup_collation = InvalidOid;
 	PrepareSortSupportFromOrderingOp(tc->lt_opr, &b->seq_sort);
+	b->plain_seq = is_plain_type(f->seq_type);
 
 	return b;
 }

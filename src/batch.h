@@ -73,6 +73,7 @@ struct Batch
 	int			seq_att;
 	int			kind_att;
 	bool		plain_key;		/* one integer-like key: its Datum is its identity */
+	bool		plain_seq;		/* an integer-like sequence: its Datum orders it */
 	FmgrInfo   *key_hash_fn;
 	FmgrInfo   *key_eq_fn;
 	Oid		   *key_coll;
@@ -95,6 +96,9 @@ struct Batch
 static inline int
 batch_seq_cmp(Batch *b, Datum x, Datum y)
 {
+	/* an integer-like sequence compares as its Datum, without a call */
+	if (b->plain_seq)
+		return (int64) x < (int64) y ? -1 : (int64) x > (int64) y;
 	return ApplySortComparator(x, false, y, false, &b->seq_sort);
 }
 

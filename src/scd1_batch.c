@@ -91,16 +91,22 @@ scd1_on_event(Batch *b, KeyFold *fold, BatchEvent *ev, TupleTableSlot *slot)
 	}
 }
 
-static int
-event_cmp(const void *x, const void *y, void *arg)
+static inline int
+event_cmp(const BatchEvent *a, const BatchEvent *c, Batch *b)
 {
-	const BatchEvent *a = x;
-	const BatchEvent *b = y;
-
-	if (a->id != b->id)
-		return a->id < b->id ? -1 : 1;
-	return batch_seq_cmp((Batch *) arg, a->seq, b->seq);
+	if (a->id != c->id)
+		return a->id < c->id ? -1 : 1;
+	return batch_seq_cmp(b, a->seq, c->seq);
 }
+
+/* sort_events(): qsort with event_cmp inlined */
+#define ST_SORT sort_events
+#define ST_ELEMENT_TYPE BatchEvent
+#define ST_COMPARE(a, c, arg) event_cmp(a, c, arg)
+#define ST_COMPARE_ARG_TYPE Batch
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 /*
  * Two different events at one key and sequence in the batch?  Only keys
@@ -128,7 +134,7 @@ batch_has_conflict(Batch *b)
 		if (IS_DISORDERED(b->events[i].id))
 			sorted[n++] = b->events[i];
 #undef IS_DISORDERED
-	qsort_arg(sorted, n, sizeof(BatchEvent), event_cmp, b);
+	sort_events(sorted, n, b);
 	for (uint64 i = 1; i < n; i++)
 		if (event_cmp(&sorted[i - 1], &sorted[i], b) == 0 &&
 			(sorted[i - 1].kind != sorted[i].kind ||

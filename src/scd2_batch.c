@@ -150,16 +150,22 @@ typedef struct EventPlace
 	uint64		event;			/* event number */
 } EventPlace;
 
-static int
-place_order(const void *x, const void *y, void *arg)
+static inline int
+place_order(const EventPlace *a, const EventPlace *c, Fold2 *F)
 {
-	const EventPlace *a = x;
-	const EventPlace *c = y;
-
 	if (a->rank != c->rank)
 		return a->rank < c->rank ? -1 : 1;
-	return batch_seq_cmp(((Fold2 *) arg)->b, a->seq, c->seq);
+	return batch_seq_cmp(F->b, a->seq, c->seq);
 }
+
+/* sort_places(): qsort with place_order inlined */
+#define ST_SORT sort_places
+#define ST_ELEMENT_TYPE EventPlace
+#define ST_COMPARE(a, c, arg) place_order(a, c, arg)
+#define ST_COMPARE_ARG_TYPE Fold2
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 static int
 ev_order(const void *x, const void *y, void *arg)
@@ -200,7 +206,7 @@ distinct_events(Fold2 *F)
 		order[i].seq = b->events[i].seq;
 		order[i].event = i;
 	}
-	qsort_arg(order, b->nevents, sizeof(EventPlace), place_order, F);
+	sort_places(order, b->nevents, F);
 	F->evs = palloc_extended(sizeof(Ev) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
 	F->nevs = 0;
 	for (uint64 i = 0; i < b->nevents; i++)
