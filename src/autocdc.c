@@ -74,7 +74,7 @@ _PG_init(void)
 							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("autocdc.batch_fold",
-							 "Whether SCD 1 runs fold their events in C rather than in SQL.",
+							 "Whether AUTO CDC runs fold their events in C rather than in SQL.",
 							 "Both give the same result; off is for comparing them.",
 							 &autocdc_batch_fold,
 							 true,

@@ -15,6 +15,9 @@
  * Validation runs first and raises an error naming flow, key and sequence
  * for NULL keys or sequences and for two different events at one key and
  * sequence; the caller's subtransaction then applies nothing.
+ *
+ * Most runs read and fold their events in C (scd1_batch.c), which hands the
+ * apply below its "per" rows; this SQL fold takes the batches it refuses.
  *-------------------------------------------------------------------------
  */
 #include "scd1.h"

@@ -18,6 +18,9 @@
  * the next starts or at the delete that ends its group, and shows its last
  * event's values.  Only versions that differ from the stored ones are
  * written, so an in-order event touches only its key's open version.
+ *
+ * Most runs are folded in C instead (scd2_batch.c, the same fold); this one
+ * takes the batches the C fold refuses, and is its reference.
  *-------------------------------------------------------------------------
  */
 #include "scd2.h"
