@@ -55,7 +55,7 @@ typedef struct BatchReceiver
  * an error frees it; the relations' entries are static for the same
  * reason: a registration an error left behind can still be removed.
  */
-#define MAX_BATCH_RELATIONS 10
+#define MAX_BATCH_RELATIONS 16
 static Batch *current_batch = NULL;
 static EphemeralNamedRelationData batch_enrs[MAX_BATCH_RELATIONS];
 static int	n_batch_enrs = 0;
@@ -166,6 +166,9 @@ batch_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	b->evdesc = CreateTupleDescCopy(typeinfo);
 	b->seq_att = b->nkeys;
 	b->kind_att = b->nkeys + 1;
+	/* the comparisons were set up for the catalog's type; a changed column is the SQL fold's */
+	if (TupleDescAttr(typeinfo, b->seq_att)->atttypid != b->flow->seq_type)
+		b->refused = true;
 	for (int i = 0; i < b->nkeys; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(typeinfo, i);
@@ -261,14 +264,19 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 			return false;
 		}
 
+	/*
+	 * Past the bound (all the batch holds: events, keys, the folds' rows,
+	 * and a grown event array), the SQL fold, which spills, takes the batch.
+	 */
+	if (((b->nevents & 0xFFFF) == 0 || b->nevents == b->maxevents) &&
+		MemoryContextMemAllocated(b->cxt, true) +
+		(b->nevents == b->maxevents ? sizeof(BatchEvent) * b->maxevents : 0) > BATCH_MEMORY_BYTES)
+	{
+		b->refused = true;
+		return false;
+	}
 	if (b->nevents == b->maxevents)
 	{
-		/* past the bound, the SQL fold, which spills, takes the batch */
-		if (sizeof(BatchEvent) * b->maxevents * 2 > (Size) BATCH_STORE_KB * 1024)
-		{
-			b->refused = true;
-			return false;
-		}
 		b->maxevents *= 2;
 		b->events = repalloc_huge(b->events, sizeof(BatchEvent) * b->maxevents);
 	}
@@ -280,10 +288,14 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	seqatt = TupleDescAttr(b->evdesc, b->seq_att);
 	ev->seq = seqatt->attbyval ? values[b->seq_att]
 		: datumCopy(values[b->seq_att], false, seqatt->attlen);
+	/* detoasted copies made while hashing go with the row */
+	MemoryContextSwitchTo(b->row_cxt);
 	ev->values_hash = kind == 'u' ? batch_values_hash(b->evdesc, b->kind_att + 1, values, isnull) : 0;
+	MemoryContextSwitchTo(b->cxt);
 
 	b->on_event(b, fold, ev, slot);
 	MemoryContextSwitchTo(old);
+	MemoryContextReset(b->row_cxt);
 	return true;
 }
 
@@ -398,26 +410,16 @@ batch_key_order(Batch *b)
 }
 
 bool
-batch_types_ok(FlowDef *f, ReadParams *p)
+batch_may_fold(FlowDef *f, ReadParams *p)
 {
 	TypeCacheEntry *tc;
-	ListCell   *lc;
 
 	if (!autocdc_batch_fold || p->events_sql != NULL)
 		return false;
 	if (type_is_collatable(f->seq_type))
 		return false;
 	tc = lookup_type_cache(f->seq_type, TYPECACHE_LT_OPR);
-	if (!OidIsValid(tc->lt_opr))
-		return false;
-	foreach(lc, f->keys)
-	{
-		tc = lookup_type_cache(target_type(f, lfirst(lc)),
-							   TYPECACHE_HASH_PROC | TYPECACHE_EQ_OPR);
-		if (!OidIsValid(tc->hash_proc) || !OidIsValid(tc->eq_opr))
-			return false;
-	}
-	return true;
+	return OidIsValid(tc->lt_opr);
 }
 
 /* Hands a result to SQL as the relation "name", until batch_release. */
@@ -459,7 +461,7 @@ batch_release_relations(void)
 }
 
 Batch *
-batch_begin(FlowDef *f, BatchEventHook on_event)
+batch_begin(FlowDef *f, BatchEventHook on_event, void *arg)
 {
 	Batch	   *b;
 	TypeCacheEntry *tc;
@@ -472,6 +474,7 @@ batch_begin(FlowDef *f, BatchEventHook on_event)
 	current_batch = b;
 	b->flow = f;
 	b->on_event = on_event;
+	b->on_event_arg = arg;
 	b->nkeys = list_length(f->keys);
 	b->key_hash_fn = MemoryContextAllocZero(b->cxt, sizeof(FmgrInfo) * b->nkeys);
 	b->key_eq_fn = MemoryContextAllocZero(b->cxt, sizeof(FmgrInfo) * b->nkeys);

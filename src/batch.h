@@ -21,11 +21,14 @@
 extern bool autocdc_batch_fold;
 
 /*
- * Memory for the relations handed to SQL: as much as the batch they are
- * derived from may hold (scd2_batch.c), rather than work_mem, since a
+ * Memory for the relations handed to SQL, rather than work_mem: they are
+ * derived from a batch held in memory anyway (BATCH_MEMORY_BYTES), and a
  * spilled relation is written and read once more for nothing.
  */
 #define BATCH_STORE_KB (512 * 1024)
+
+/* What a C fold may hold while it reads; a larger batch is the SQL fold's. */
+#define BATCH_MEMORY_BYTES ((Size) 768 * 1024 * 1024)
 
 /* One event as the checks need it after the pass. */
 typedef struct BatchEvent
@@ -90,6 +93,7 @@ struct Batch
 	uint64		nevents;
 	uint64		maxevents;
 	BatchEventHook on_event;
+	void	   *on_event_arg;	/* the fold's own state, for on_event */
 	bool		refused;		/* the SQL fold must take this batch */
 };
 
@@ -102,9 +106,13 @@ batch_seq_cmp(Batch *b, Datum x, Datum y)
 	return ApplySortComparator(x, false, y, false, &b->seq_sort);
 }
 
-/* Whether the key and sequence types can be hashed and ordered like SQL does. */
-extern bool batch_types_ok(FlowDef *flow, ReadParams *params);
-extern Batch *batch_begin(FlowDef *flow, BatchEventHook on_event);
+/*
+ * Whether a C fold may take the flow's run: the setting is on, the events
+ * come from the source, the sequence orders without a collation.  Keys are
+ * checked when the read starts, on the events' own types (batch_startup).
+ */
+extern bool batch_may_fold(FlowDef *flow, ReadParams *params);
+extern Batch *batch_begin(FlowDef *flow, BatchEventHook on_event, void *arg);
 extern bool batch_read(Batch *b, ReadParams *params, const char *events_sql);
 extern void batch_index_keys(Batch *b);
 extern Datum batch_key_value(Batch *b, uint32 id, int i);

@@ -21,6 +21,7 @@
  *-------------------------------------------------------------------------
  */
 #include "scd1.h"
+#include "batch.h"
 #include "scd1_batch.h"
 #include "validate.h"
 
@@ -531,7 +532,7 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	batched = scd1_batch_eligible(f, p);
 	if (batched && !scd1_batch_fold(f, p, events.data, counts))
 	{
-		scd1_batch_release();	/* the SQL fold takes the batch */
+		batch_release();	/* the SQL fold takes the batch */
 		batched = false;
 	}
 	if (batched)
@@ -549,7 +550,7 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 		counts->deleted = spi_int64(0, 3);
 		new_t = spi_value(0, 6);
 		truncated = spi_bool(0, 7);
-		scd1_batch_release();
+		batch_release();
 	}
 	else
 	{

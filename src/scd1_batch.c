@@ -43,9 +43,6 @@ typedef struct KeyApplied
 	uint64		replay_hash;	/* that event's values_hash */
 } KeyApplied;
 
-/* What earlier runs applied, by key number (after batch_check_applied). */
-static KeyApplied *applied;
-
 /*
  * Keeps the slot's row as the key's winner, in the winner's memory when it
  * fits: a pfree and palloc per upsert would cost more cache misses.
@@ -65,7 +62,6 @@ batch_keep_winner(Batch *b, KeyFold *fold, TupleTableSlot *slot)
 	}
 	memcpy(fold->winner, tup, tup->t_len);
 	MemoryContextSwitchTo(old);
-	MemoryContextReset(b->row_cxt);
 }
 
 /* The fold of one event into its key's entry. */
@@ -124,8 +120,12 @@ batch_has_conflict(Batch *b)
 			disordered[id / 8] |= 1 << (id % 8);
 #define IS_DISORDERED(id) (disordered[(id) / 8] & (1 << ((id) % 8)))
 	for (uint64 i = 0; i < b->nevents; i++)
+	{
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (IS_DISORDERED(b->events[i].id))
 			n++;
+	}
 	if (n < 2)
 		return false;
 	sorted = palloc_extended(sizeof(BatchEvent) * n, MCXT_ALLOC_HUGE);
@@ -240,6 +240,7 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 	SPITupleTable *tt;
 	Datum	   *cands;
 	int			ncands = 0;
+	KeyApplied *applied;		/* by key number */
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT p.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq "
@@ -277,6 +278,9 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 	{
 		BatchEvent *ev = &b->events[i];
 		KeyApplied *fold = &applied[ev->id];
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 
 		if (has_mark && batch_seq_cmp(b, ev->seq, mark) < 0)
 			(*skipped)++;
@@ -340,27 +344,29 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 bool
 scd1_batch_eligible(FlowDef *f, ReadParams *p)
 {
-	return f->state_partial == NIL && batch_types_ok(f, p);
+	return f->state_partial == NIL && batch_may_fold(f, p);
 }
 
 bool
 scd1_batch_fold(FlowDef *f, ReadParams *p, const char *events_sql,
 				FlowCounts *counts)
 {
-	Batch	   *b = batch_begin(f, scd1_on_event);
+	Batch	   *b = batch_begin(f, scd1_on_event, NULL);
+	MemoryContext old;
+	bool		ok;
 
 	if (!batch_read(b, p, events_sql))
 		return false;
+	/* what the checks allocate goes with the batch (batch_release) */
+	old = MemoryContextSwitchTo(b->cxt);
 	batch_index_keys(b);
-	if (batch_has_conflict(b))
-		return false;
-	counts->read = b->nevents;
-	batch_register_per(b);
-	return batch_check_applied(b, p, &counts->skipped);
-}
-
-void
-scd1_batch_release(void)
-{
-	batch_release();
+	ok = !batch_has_conflict(b);
+	if (ok)
+	{
+		counts->read = b->nevents;
+		batch_register_per(b);
+		ok = batch_check_applied(b, p, &counts->skipped);
+	}
+	MemoryContextSwitchTo(old);
+	return ok;
 }

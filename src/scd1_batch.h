@@ -8,8 +8,7 @@
 #ifndef AUTOCDC_SCD1_BATCH_H
 #define AUTOCDC_SCD1_BATCH_H
 
-#include "flow.h"
-#include "source_read.h"
+#include "batch.h"
 
 /* Name of the per-key relation the apply statement reads. */
 #define SCD1_BATCH_RELATION "__autocdc_per"
@@ -23,12 +22,10 @@ extern bool scd1_batch_eligible(FlowDef *flow, ReadParams *params);
  * key: (__autocdc_id, keys, __autocdc_bu, __autocdc_bd, columns).  Sets
  * counts->read and counts->skipped.  Returns false, having applied nothing,
  * when the batch holds something the SQL fold must handle: a truncate, or a
- * bad event (the SQL fold then raises the error that names it).
+ * bad event (the SQL fold then raises the error that names it).  Either
+ * way the caller frees the batch with batch_release() (batch.h).
  */
 extern bool scd1_batch_fold(FlowDef *flow, ReadParams *params,
 							const char *events_sql, FlowCounts *counts);
-
-/* Unregisters SCD1_BATCH_RELATION and frees the batch. */
-extern void scd1_batch_release(void);
 
 #endif							/* AUTOCDC_SCD1_BATCH_H */

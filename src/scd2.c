@@ -151,21 +151,6 @@ append_checks(StringInfo sql, FlowDef *f, Scd2Cols *c)
 	appendStringInfoString(sql, " LIMIT 1) ORDER BY 1 LIMIT 1");
 }
 
-static int
-index_of_string(List *names, const char *name)
-{
-	ListCell   *lc;
-	int			i = 0;
-
-	foreach(lc, names)
-	{
-		if (strcmp(lfirst(lc), name) == 0)
-			return i;
-		i++;
-	}
-	return -1;
-}
-
 /* "k..., c..." of alias `a`, for the select lists of the fold. */
 static char *
 cols_of(FlowDef *f, Scd2Cols *c, const char *a)
@@ -272,7 +257,7 @@ append_apply(StringInfo sql, FlowDef *f, Scd2Cols *c)
 	foreach(lc, c->values)
 	{
 		const char *q = quote_identifier(lfirst(lc));
-		int			j = index_of_string(c->inheriting, lfirst(lc));
+		int			j = list_index_of_string(c->inheriting, lfirst(lc));
 
 		if (j < 0)
 			appendStringInfo(sql, ", g.%s", q);

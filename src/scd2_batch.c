@@ -40,28 +40,20 @@
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
-/* Rows kept in memory before the SQL fold (which spills) takes the run. */
-#define MAX_ROW_BYTES ((Size) BATCH_STORE_KB * 1024)
 
-static Fold2 *fold2;	/* the fold being read, for the event hook */
 
 
 static void
 scd2_on_event(Batch *b, KeyFold *key, BatchEvent *ev, TupleTableSlot *slot)
 {
-	Fold2	   *F = fold2;
-	MinimalTuple row;
+	Fold2	   *F = b->on_event_arg;
 
 	if (b->nevents > F->maxrows)
 	{
 		F->maxrows *= 2;
 		F->rows = repalloc_huge(F->rows, sizeof(MinimalTuple) * F->maxrows);
 	}
-	row = ExecCopySlotMinimalTuple(slot);
-	F->rows[b->nevents - 1] = row;
-	F->row_bytes += row->t_len;
-	if (F->row_bytes > MAX_ROW_BYTES)
-		b->refused = true;
+	F->rows[b->nevents - 1] = ExecCopySlotMinimalTuple(slot);
 }
 
 bool
@@ -76,6 +68,9 @@ vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 static void
 normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 {
+	e->keys = palloc(sizeof(Datum) * F->b->nkeys);
+	for (int i = 0; i < F->b->nkeys; i++)
+		e->keys[i] = slot->tts_values[i];
 	e->vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
 	e->nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
 	e->inherit = 0;
@@ -278,17 +273,32 @@ init_value_entries(Fold2 *F, TupleDesc desc, int first)
 	}
 }
 
-/* values[1..nkeys] := key number id's key */
+/*
+ * values[0] := key number id, values[1..nkeys] := its key, as "keys" spells
+ * it when given (equal keys may differ in binary: numeric 1.0 and 1.00).
+ */
 void
-put_key(Fold2 *F, uint32 id, Datum *values, bool *nulls)
+put_key(Fold2 *F, uint32 id, Datum *keys, Datum *values, bool *nulls)
 {
 	values[0] = Int32GetDatum((int32) id);
 	nulls[0] = false;
 	for (int i = 0; i < F->b->nkeys; i++)
 	{
-		values[1 + i] = batch_key_value(F->b, id, i);
+		values[1 + i] = keys ? keys[i] : batch_key_value(F->b, id, i);
 		nulls[1 + i] = false;
 	}
+}
+
+/* The key columns of a result row, from attribute "first" on. */
+static Datum *
+deform_keys(Fold2 *F, HeapTuple tup, TupleDesc desc, int first)
+{
+	Datum	   *keys = palloc(sizeof(Datum) * F->b->nkeys);
+	bool		isnull;
+
+	for (int i = 0; i < F->b->nkeys; i++)
+		keys[i] = heap_getattr(tup, first + i, desc, &isnull);
+	return keys;
 }
 
 /* ", s.v1, s.v2" (", v1, v2" without an alias) */
@@ -298,9 +308,11 @@ value_list(Fold2 *F, const char *alias)
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	for (int j = 0; j < F->nvals; j++)
-		appendStringInfo(&buf, ", %s%s%s", alias ? alias : "", alias ? "." : "",
-						 quote_identifier(F->names[j]));
+	if (F->nvals > 0)
+	{
+		appendStringInfoString(&buf, ", ");
+		append_column_list(&buf, F->c->values, alias);
+	}
 	return buf.data;
 }
 
@@ -333,15 +345,15 @@ read_keys(Fold2 *F)
 	F->modes = palloc_extended(sizeof(KeyMode) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (uint32 k = 0; k < b->nkeysets; k++)
 	{
-		put_key(F, k, values, nulls);
+		put_key(F, k, NULL, values, nulls);
 		tuplestore_putvalues(store, desc, values, nulls);
 	}
 	batch_register("__autocdc_aff", desc, store, b->nkeysets);
 
 	/* the open version by the partial unique index, the highest sequence by the store's key */
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT a.__autocdc_k, o.ctid, o.__start_at%s, (SELECT s.__autocdc_seq FROM %s s WHERE ",
-					 value_list(F, "o"), F->c->qevents);
+	appendStringInfo(&sql, "SELECT a.__autocdc_k, o.ctid, o.__start_at%s, %s, (SELECT s.__autocdc_seq FROM %s s WHERE ",
+					 value_list(F, "o"), validate_prefixed_keys(f, "o"), F->c->qevents);
 	append_keys_match(&sql, f, "s", "a");
 	appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff a "
 					 "LEFT JOIN LATERAL (SELECT o.ctid, o.* FROM %s o WHERE ", F->c->qtarget);
@@ -358,21 +370,20 @@ read_keys(Fold2 *F)
 		Datum		d;
 
 		d = heap_getattr(tup, 3, tt->tupdesc, &isnull);
-		m->has_open = !isnull;
 		if (!isnull)
 		{
 			Version    *v = palloc(sizeof(Version));
 
-			m->open = d;
 			v->key = k;
 			v->open = true;
 			v->start = d;
 			v->end = (Datum) 0;
 			v->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, tt->tupdesc, &isnull));
 			deform_values(F, tup, tt->tupdesc, 4, &v->vals, &v->nulls);
+			v->keys = deform_keys(F, tup, tt->tupdesc, 4 + F->nvals);
 			m->openv = v;
 		}
-		d = heap_getattr(tup, 4 + F->nvals, tt->tupdesc, &isnull);
+		d = heap_getattr(tup, 4 + F->nvals + F->b->nkeys, tt->tupdesc, &isnull);
 		m->has_max = !isnull;
 		if (!isnull)
 			m->max_stored = datumCopy(d, seqatt->attbyval, seqatt->attlen);
@@ -402,7 +413,7 @@ check_stored(Fold2 *F)
 
 		if (!m->has_max || batch_seq_cmp(F->b, F->evs[i].seq, m->max_stored) > 0)
 			continue;
-		put_key(F, F->evs[i].key, values, nulls);
+		put_key(F, F->evs[i].key, NULL, values, nulls);
 		values[0] = Int32GetDatum((int32) i);
 		values[desc->natts - 1] = F->evs[i].seq;
 		nulls[desc->natts - 1] = false;
@@ -433,16 +444,18 @@ check_stored(Fold2 *F)
 		Datum		inh = heap_getattr(tup, 3, tt->tupdesc, &isnull);
 		bool		same;
 
-		inherit_mask(F, inh, isnull, e->kind == 'u' ? e->inherit : 0, &same);
-		if (kind[0] != e->kind || !same)
-			return false;
-		for (int j = 0; j < F->nvals; j++)
+		inherit_mask(F, inh, isnull, e->inherit, &same);
+		for (int j = 0; same && j < F->nvals; j++)
 		{
 			bool		vnull;
 			Datum		v = heap_getattr(tup, 4 + j, tt->tupdesc, &vnull);
 
-			if (!vals_equal(F, j, v, vnull, e->vals[j], e->nulls[j]))
-				return false;
+			same = vals_equal(F, j, v, vnull, e->vals[j], e->nulls[j]);
+		}
+		if (kind[0] != e->kind || !same)
+		{
+			SPI_freetuptable(tt);
+			return false;
 		}
 		e->fresh = false;
 	}
@@ -457,22 +470,21 @@ check_stored(Fold2 *F)
  * new event.  Registers __autocdc_mode for the stored events and versions
  * to read.
  */
-static void
+static uint64
 read_modes(Fold2 *F)
 {
 	Batch	   *b = F->b;
 	FlowDef    *f = F->f;
 	TupleDesc	desc = keyed_desc(F, "__autocdc_k", 1);
-	TupleDesc	mdesc = keyed_desc(F, "__autocdc_k", 3);
+	TupleDesc	mdesc = keyed_desc(F, "__autocdc_k", 1);
 	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	Tuplestorestate *mstore;
 	int			base = 1 + b->nkeys;
-	Datum	   *values = palloc(sizeof(Datum) * (base + 3));
-	bool	   *nulls = palloc(sizeof(bool) * (base + 3));
+	Datum	   *values = palloc(sizeof(Datum) * (base + 1));
+	bool	   *nulls = palloc(sizeof(bool) * (base + 1));
 	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
 	StringInfoData sql;
-	uint64		nloose = 0,
-				ntouched = 0;
+	uint64		nloose = 0;
 
 	init_seq_entry(F, desc, base + 1, "__autocdc_smin");
 	for (uint64 i = 0; i < F->nevs; i++)
@@ -484,12 +496,11 @@ read_modes(Fold2 *F)
 			continue;
 		m->touched = true;
 		m->smin = e->seq;		/* events are in sequence order */
-		m->anchored = m->has_open &&
+		m->anchored = m->openv != NULL &&
 			(!m->has_max || batch_seq_cmp(b, m->max_stored, m->smin) < 0);
-		ntouched++;
 		if (m->anchored)
 			continue;
-		put_key(F, e->key, values, nulls);
+		put_key(F, e->key, NULL, values, nulls);
 		values[base] = e->seq;
 		nulls[base] = false;
 		tuplestore_putvalues(store, desc, values, nulls);
@@ -523,134 +534,133 @@ read_modes(Fold2 *F)
 		SPI_freetuptable(tt);
 	}
 
-	/* (__autocdc_k, keys, __autocdc_anchored, __autocdc_open, __autocdc_pdel) */
-	TupleDescInitEntry(mdesc, base + 1, "__autocdc_anchored", BOOLOID, -1, 0);
-	init_seq_entry(F, mdesc, base + 2, "__autocdc_open");
-	init_seq_entry(F, mdesc, base + 3, "__autocdc_pdel");
+	/* (__autocdc_k, keys, __autocdc_pdel) of the keys not anchored */
+	init_seq_entry(F, mdesc, base + 1, "__autocdc_pdel");
 	mstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
 	for (uint32 k = 0; k < b->nkeysets; k++)
 	{
 		KeyMode    *m = &F->modes[k];
 
-		if (!m->touched)
+		if (!m->touched || m->anchored)
 			continue;
-		put_key(F, k, values, nulls);
-		values[base] = BoolGetDatum(m->anchored);
-		nulls[base] = false;
-		values[base + 1] = m->open;
-		nulls[base + 1] = !m->has_open;
-		values[base + 2] = m->pdel;
-		nulls[base + 2] = !m->has_pdel;
+		put_key(F, k, NULL, values, nulls);
+		values[base] = m->pdel;
+		nulls[base] = !m->has_pdel;
 		tuplestore_putvalues(mstore, mdesc, values, nulls);
 	}
-	batch_register("__autocdc_mode", mdesc, mstore, ntouched);
+	batch_register("__autocdc_mode", mdesc, mstore, nloose);
+	return nloose;
 }
 
 /*
- * The fold's input besides the new events: stored events after the last
- * delete for keys not anchored (inp in scd2.c), and the stored versions
- * the fold may rewrite (oldv), both sorted by key.
+ * The fold's input besides the new events: for keys not anchored, the
+ * stored events after the last delete (inp in scd2.c) and the stored
+ * versions from there (oldv); for anchored keys, the open version, as a
+ * stored version and as an event setting every column.  Both sorted.
  */
 static void
-read_stored(Fold2 *F, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
+read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
 {
 	FlowDef    *f = F->f;
 	StringInfoData sql;
-	SPITupleTable *tt;
+	SPITupleTable *ev_tt = NULL,
+			   *ver_tt = NULL;
+	uint64		nev = 0,
+				nver = 0;
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT m.__autocdc_k, s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit%s "
-					 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
-					 value_list(F, "s"), F->c->qevents);
-	append_keys_match(&sql, f, "s", "m");
-	appendStringInfoString(&sql, " AND (m.__autocdc_pdel IS NULL OR ");
-	append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
-	appendStringInfoString(&sql, ") OFFSET 0) s WHERE NOT m.__autocdc_anchored");
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-	tt = SPI_tuptable;
-
-	F->stored[0] = tt;
-
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s "
-					 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
-					 value_list(F, "t"), F->c->qtarget);
-	append_keys_match(&sql, f, "t", "m");
-	appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL OFFSET 0) t WHERE NOT m.__autocdc_anchored");
-	appendStringInfo(&sql, " UNION ALL SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s "
-					 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
-					 value_list(F, "t"), F->c->qtarget);
-	append_keys_match(&sql, f, "t", "m");
-	appendStringInfoString(&sql, " AND ");
-	append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
-	appendStringInfoString(&sql, " OFFSET 0) t WHERE NOT m.__autocdc_anchored AND m.__autocdc_pdel IS NOT NULL");
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-	tt = F->stored[1] = SPI_tuptable;
-	*old = palloc_extended(sizeof(Version) * (SPI_processed + F->b->nkeysets + 1), MCXT_ALLOC_HUGE);
-	*nold = SPI_processed;
-	for (uint64 r = 0; r < SPI_processed; r++)
+	if (nloose > 0)
 	{
-		HeapTuple	tup = tt->vals[r];
-		Version    *v = &(*old)[r];
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT m.__autocdc_k, s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit%s, %s "
+						 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
+						 value_list(F, "s"), validate_prefixed_keys(f, "s"), F->c->qevents);
+		append_keys_match(&sql, f, "s", "m");
+		appendStringInfoString(&sql, " AND (m.__autocdc_pdel IS NULL OR ");
+		append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
+		appendStringInfoString(&sql, ") OFFSET 0) s");
+		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		ev_tt = SPI_tuptable;
+		nev = SPI_processed;
+
+		/* two branches, so that each is a range scan of the (keys, __start_at) index */
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s, %s "
+						 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
+						 value_list(F, "t"), validate_prefixed_keys(f, "t"), F->c->qtarget);
+		append_keys_match(&sql, f, "t", "m");
+		appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL OFFSET 0) t");
+		appendStringInfo(&sql, " UNION ALL SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s, %s "
+						 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
+						 value_list(F, "t"), validate_prefixed_keys(f, "t"), F->c->qtarget);
+		append_keys_match(&sql, f, "t", "m");
+		appendStringInfoString(&sql, " AND ");
+		append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
+		appendStringInfoString(&sql, " OFFSET 0) t WHERE m.__autocdc_pdel IS NOT NULL");
+		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		ver_tt = SPI_tuptable;
+		nver = SPI_processed;
+	}
+	F->stored[0] = ev_tt;
+	F->stored[1] = ver_tt;
+
+	/* room for the stored events and versions, an anchor per key, the new events */
+	*old = palloc_extended(sizeof(Version) * (nver + F->b->nkeysets + 1), MCXT_ALLOC_HUGE);
+	*inp = palloc_extended(sizeof(Ev) * (nev + F->b->nkeysets + F->nevs + 1), MCXT_ALLOC_HUGE);
+	*nold = 0;
+	*ninp = 0;
+	for (uint64 r = 0; r < nver; r++)
+	{
+		HeapTuple	tup = ver_tt->vals[r];
+		Version    *v = &(*old)[(*nold)++];
 		bool		isnull;
 
-		v->key = DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull));
-		v->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, tt->tupdesc, &isnull));
-		v->start = heap_getattr(tup, 3, tt->tupdesc, &isnull);
-		v->end = heap_getattr(tup, 4, tt->tupdesc, &isnull);
+		v->key = DatumGetInt32(heap_getattr(tup, 1, ver_tt->tupdesc, &isnull));
+		v->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, ver_tt->tupdesc, &isnull));
+		v->start = heap_getattr(tup, 3, ver_tt->tupdesc, &isnull);
+		v->end = heap_getattr(tup, 4, ver_tt->tupdesc, &isnull);
 		v->open = isnull;
-		deform_values(F, tup, tt->tupdesc, 5, &v->vals, &v->nulls);
+		deform_values(F, tup, ver_tt->tupdesc, 5, &v->vals, &v->nulls);
+		v->keys = deform_keys(F, tup, ver_tt->tupdesc, 5 + F->nvals);
 	}
-	/* an anchored key's stored versions: its open version, read with the keys */
-	for (uint32 k = 0; k < F->b->nkeysets; k++)
-		if (F->modes[k].touched && F->modes[k].anchored)
-			(*old)[(*nold)++] = *F->modes[k].openv;
-	qsort_arg(*old, *nold, sizeof(Version), version_order, F);
-
-	/* room for the stored events, the fresh ones and one anchor per key */
-	*inp = palloc_extended(sizeof(Ev) * (F->stored[0]->numvals + F->nevs + *nold + 1), MCXT_ALLOC_HUGE);
-	*ninp = 0;
-	for (uint64 r = 0; r < F->stored[0]->numvals; r++)
+	for (uint64 r = 0; r < nev; r++)
 	{
-		HeapTuple	tup = F->stored[0]->vals[r];
+		HeapTuple	tup = ev_tt->vals[r];
 		Ev		   *e = &(*inp)[(*ninp)++];
 		bool		isnull,
 					same;
+		Datum		inh;
 
-		e->key = DatumGetInt32(heap_getattr(tup, 1, F->stored[0]->tupdesc, &isnull));
-		e->seq = heap_getattr(tup, 2, F->stored[0]->tupdesc, &isnull);
-		e->kind = TextDatumGetCString(heap_getattr(tup, 3, F->stored[0]->tupdesc, &isnull))[0];
+		e->key = DatumGetInt32(heap_getattr(tup, 1, ev_tt->tupdesc, &isnull));
+		e->seq = heap_getattr(tup, 2, ev_tt->tupdesc, &isnull);
+		e->kind = TextDatumGetCString(heap_getattr(tup, 3, ev_tt->tupdesc, &isnull))[0];
 		e->fresh = false;
-		{
-			Datum		inh = heap_getattr(tup, 4, F->stored[0]->tupdesc, &isnull);
-
-			e->inherit = inherit_mask(F, inh, isnull, 0, &same);
-		}
-		deform_values(F, tup, F->stored[0]->tupdesc, 5, &e->vals, &e->nulls);
+		inh = heap_getattr(tup, 4, ev_tt->tupdesc, &isnull);
+		e->inherit = inherit_mask(F, inh, isnull, 0, &same);
+		deform_values(F, tup, ev_tt->tupdesc, 5, &e->vals, &e->nulls);
+		e->keys = deform_keys(F, tup, ev_tt->tupdesc, 5 + F->nvals);
 	}
-
-	/* anchors: the open version of an anchored key, as an event setting every column */
-	for (uint64 r = 0; r < *nold; r++)
+	for (uint32 k = 0; k < F->b->nkeysets; k++)
 	{
-		Version    *v = &(*old)[r];
-		KeyMode    *m = &F->modes[v->key];
+		KeyMode    *m = &F->modes[k];
+		Ev		   *e;
 
-		if (m->anchored && v->open)
-		{
-			Ev		   *e = &(*inp)[(*ninp)++];
-
-			e->key = v->key;
-			e->seq = v->start;
-			e->kind = 'a';
-			e->fresh = false;
-			e->inherit = 0;
-			e->vals = v->vals;
-			e->nulls = v->nulls;
-		}
+		if (!m->touched || !m->anchored)
+			continue;
+		(*old)[(*nold)++] = *m->openv;
+		e = &(*inp)[(*ninp)++];
+		e->key = k;
+		e->seq = m->openv->start;
+		e->kind = 'a';
+		e->fresh = false;
+		e->inherit = 0;
+		e->keys = m->openv->keys;
+		e->vals = m->openv->vals;
+		e->nulls = m->openv->nulls;
 	}
 	for (uint64 i = 0; i < F->nevs; i++)
 		if (F->evs[i].fresh)
 			(*inp)[(*ninp)++] = F->evs[i];
+	qsort_arg(*old, *nold, sizeof(Version), version_order, F);
 	qsort_arg(*inp, *ninp, sizeof(Ev), ev_order, F);
 }
 
@@ -659,7 +669,7 @@ scd2_batch_eligible(FlowDef *f, ReadParams *p, Scd2Cols *c)
 {
 	ListCell   *lc;
 
-	if (list_length(c->values) > 64 || !batch_types_ok(f, p))
+	if (list_length(c->values) > 64 || !batch_may_fold(f, p))
 		return false;
 	foreach(lc, c->values)
 	{
@@ -675,8 +685,7 @@ static void
 fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
 {
 	Relation	rel = relation_open(f->target, AccessShareLock);
-	ListCell   *lc,
-			   *lc2;
+	ListCell   *lc;
 	int			j = 0;
 
 	F->f = f;
@@ -701,14 +710,8 @@ fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
 		F->coll[j] = form->attcollation;
 		tc = lookup_type_cache(form->atttypid, TYPECACHE_EQ_OPR_FINFO);
 		fmgr_info_copy(&F->eq[j], &tc->eq_opr_finfo, CurrentMemoryContext);
-		F->evatt[j] = -1;
-		k = 0;
-		foreach(lc2, f->columns)
-		{
-			if (strcmp(lfirst(lc2), name) == 0)
-				F->evatt[j] = list_length(f->keys) + 2 + k;
-			k++;
-		}
+		k = list_index_of_string(f->columns, name);
+		F->evatt[j] = k < 0 ? -1 : list_length(f->keys) + 2 + k;
 		if (list_has_string(f->ignore_null, name))
 			F->ignore_null |= BIT(j);
 		if (list_has_string(c->inheriting, name))
@@ -732,53 +735,47 @@ scd2_batch_apply(FlowDef *f, ReadParams *p, const char *events_sql,
 	uint64		ninp,
 				nold,
 				nnew = 0;
+	MemoryContext oldcxt;
+	bool		ok;
 
 	memset(&F, 0, sizeof(F));
-	fold2 = &F;
-	b = F.b = batch_begin(f, scd2_on_event);
+	b = F.b = batch_begin(f, scd2_on_event, &F);
+	/* what the fold allocates goes with the batch (batch_release) */
+	oldcxt = MemoryContextSwitchTo(b->cxt);
+	fold2_setup(&F, f, c);
+	F.maxrows = 4096;
+	F.rows = palloc(sizeof(MinimalTuple) * F.maxrows);
+	ok = batch_read(b, p, events_sql);
+	if (ok)
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(b->cxt);
-
-		fold2_setup(&F, f, c);
-		F.maxrows = 4096;
-		F.rows = palloc(sizeof(MinimalTuple) * F.maxrows);
-		MemoryContextSwitchTo(oldcxt);
+		batch_index_keys(b);
+		ok = distinct_events(&F);
 	}
-	if (!batch_read(b, p, events_sql))
-		return false;
-	batch_index_keys(b);
+	if (ok)
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(b->cxt);
-		bool		ok = distinct_events(&F);
-
-		if (ok)
-		{
-			read_keys(&F);
-			ok = check_stored(&F);
-		}
-		if (ok)
-		{
-			counts->read = b->nevents;
-			read_modes(&F);
-			read_stored(&F, &inp, &ninp, &old, &nold);
-			nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
-			for (uint64 i = 0; i < ninp;)
-			{
-				uint64		k = i;
-
-				CHECK_FOR_INTERRUPTS();
-
-				while (k < ninp && inp[k].key == inp[i].key)
-					k++;
-				fold_key(&F, &inp[i], k - i, nv, &nnew);
-				i = k;
-			}
-			write_all(&F, old, nold, nv, nnew, counts);
-			for (int i = 0; i < lengthof(F.stored); i++)
-				SPI_freetuptable(F.stored[i]);
-		}
-		MemoryContextSwitchTo(oldcxt);
-		fold2 = NULL;
-		return ok;
+		read_keys(&F);
+		ok = check_stored(&F);
 	}
+	if (ok)
+	{
+		counts->read = b->nevents;
+		read_stored(&F, read_modes(&F), &inp, &ninp, &old, &nold);
+		nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
+		for (uint64 i = 0; i < ninp;)
+		{
+			uint64		k = i;
+
+			CHECK_FOR_INTERRUPTS();
+			while (k < ninp && inp[k].key == inp[i].key)
+				k++;
+			fold_key(&F, &inp[i], k - i, nv, &nnew);
+			i = k;
+		}
+		write_all(&F, old, nold, nv, nnew, counts);
+	}
+	/* the results the fold's values pointed into (none on a refusal before them) */
+	for (int i = 0; i < lengthof(F.stored); i++)
+		SPI_freetuptable(F.stored[i]);
+	MemoryContextSwitchTo(oldcxt);
+	return ok;
 }

@@ -25,6 +25,7 @@ typedef struct Ev
 	bool		fresh;			/* read in this run and not stored */
 	uint64		inherit;		/* 'u': value columns left to inherit */
 	Datum		seq;
+	Datum	   *keys;			/* the key as this event spells it */
 	Datum	   *vals;
 	bool	   *nulls;
 } Ev;
@@ -37,6 +38,7 @@ struct Version
 	bool		open;			/* __end_at IS NULL */
 	Datum		start;
 	Datum		end;
+	Datum	   *keys;			/* as its last event spells it */
 	Datum	   *vals;
 	bool	   *nulls;
 	ItemPointerData tid;
@@ -45,16 +47,14 @@ struct Version
 /* Per touched key: where its fold starts. */
 typedef struct KeyMode
 {
-	bool		has_open;
 	bool		has_max;
 	bool		touched;		/* has a new event */
 	bool		anchored;		/* in order after its open version */
 	bool		has_pdel;
-	Datum		open;			/* the open version's start */
 	Datum		max_stored;		/* the highest stored sequence */
 	Datum		smin;			/* earliest new event */
 	Datum		pdel;			/* last stored delete before smin */
-	struct Version *openv;		/* the open version */
+	Version    *openv;			/* the open version, or NULL */
 } KeyMode;
 
 typedef struct Fold2
@@ -73,7 +73,6 @@ typedef struct Fold2
 	Form_pg_attribute *valatt;	/* the target's attributes */
 	MinimalTuple *rows;			/* by event number */
 	uint64		maxrows;
-	Size		row_bytes;
 	KeyMode    *modes;			/* by key number */
 	Ev		   *evs;			/* the batch's distinct events, by key and sequence */
 	uint64		nevs;
@@ -96,7 +95,7 @@ extern int	version_order(const void *x, const void *y, void *arg);
 extern TupleDesc keyed_desc(Fold2 *F, const char *idname, int extra);
 extern void init_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);
 extern void init_value_entries(Fold2 *F, TupleDesc desc, int first);
-extern void put_key(Fold2 *F, uint32 id, Datum *values, bool *nulls);
+extern void put_key(Fold2 *F, uint32 id, Datum *keys, Datum *values, bool *nulls);
 extern char *value_list(Fold2 *F, const char *alias);
 
 /* scd2_write.c */

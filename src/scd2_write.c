@@ -100,6 +100,7 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 			cur->start = e->seq;
 			cur->open = true;
 		}
+		cur->keys = e->keys;
 		cur->vals = vals;
 		cur->nulls = nulls;
 		prev = vals;
@@ -169,7 +170,7 @@ put_version(Fold2 *F, TupleDesc desc, Tuplestorestate *store, Version *v,
 {
 	int			nk = F->b->nkeys;
 
-	put_key(F, v->key, values, nulls);
+	put_key(F, v->key, v->keys, values, nulls);
 	for (int j = 0; j < F->nvals; j++)
 	{
 		values[1 + nk + j] = v->vals[j];
@@ -222,7 +223,7 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 
 		if (!e->fresh)
 			continue;
-		put_key(F, e->key, values, nulls);
+		put_key(F, e->key, e->keys, values, nulls);
 		for (int c = 0; c < F->nvals; c++)
 		{
 			values[1 + nk + c] = e->vals[c];

@@ -241,6 +241,18 @@ append_column_list(StringInfo buf, List *names, const char *prefix)
 	}
 }
 
+/* The position of name in names, or -1. */
+int
+list_index_of_string(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp(lfirst(lc), name) == 0)
+			return foreach_current_index(lc);
+	return -1;
+}
+
 bool
 list_has_string(List *names, const char *name)
 {

@@ -37,6 +37,10 @@ SELECT flow, rows_read, rows_upserted FROM autocdc.run('bf');
 INSERT INTO acc_cdc VALUES (2, 'cdc21', 'U', 21);
 SELECT flow, rows_read, rows_upserted FROM autocdc.run('bf');
 SELECT * FROM accounts ORDER BY id;
+-- A late CDC event older than snapshot 20 for a key it holds loses to it.
+INSERT INTO acc_cdc VALUES (1, 'cdc17', 'U', 17);
+SELECT flow, rows_read, rows_upserted, rows_skipped FROM autocdc.run('bf');
+SELECT * FROM accounts WHERE id = 1;
 
 -- The rules for sharing a target, each with its error.
 CREATE TABLE acc_cdc2 (id int, status text, seq bigint);

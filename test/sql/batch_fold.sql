@@ -82,26 +82,43 @@ SELECT autocdc.create_auto_cdc_flow(target => 'n_c', source => 'nsrc', keys => A
   sequence_by => 'seq', pipeline => 'bf_n');
 SELECT autocdc.create_auto_cdc_flow(target => 'n_sql', source => 'nsrc', keys => ARRAY['id'],
   sequence_by => 'seq', pipeline => 'bf_nsql');
+SELECT autocdc.create_auto_cdc_flow(target => 'n2_c', source => 'nsrc', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, pipeline => 'bf_n');
+SELECT autocdc.create_auto_cdc_flow(target => 'n2_sql', source => 'nsrc', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, pipeline => 'bf_nsql');
 CREATE FUNCTION run_n() RETURNS TABLE (flow text, rows_read bigint, rows_upserted bigint,
   rows_skipped bigint, status text) LANGUAGE plpgsql AS $$
 BEGIN
   SET LOCAL autocdc.batch_fold = on;
-  RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_n') r;
+  RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_n') r ORDER BY 1;
   SET LOCAL autocdc.batch_fold = off;
-  RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_nsql') r;
+  RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_nsql') r ORDER BY 1;
+END $$;
+-- the event stores of n2_c and n2_sql, as the keys are spelled there
+CREATE FUNCTION stored_events() RETURNS TABLE (fold text, id numeric, seq int) LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE format('SELECT ''c'', id, __autocdc_seq FROM %s UNION ALL SELECT ''sql'', id, __autocdc_seq FROM %s ORDER BY 1, 2, 3',
+    (SELECT state_table FROM autocdc.target WHERE target = 'n2_c'::regclass),
+    (SELECT state_table FROM autocdc.target WHERE target = 'n2_sql'::regclass));
 END $$;
 -- one key spelled two ways; the target keeps the spelling of the last upsert
 INSERT INTO nsrc VALUES (1.0, 1.0, 1), (1.00, 2.0, 2), (2.00, 5, 1), (2.0, 6, 2);
 SELECT * FROM run_n();
 SELECT 'c' AS fold, * FROM n_c UNION ALL SELECT 'sql', * FROM n_sql ORDER BY 1, 2;
+SELECT 'c' AS fold, id, v, __start_at, __end_at FROM n2_c
+  UNION ALL SELECT 'sql', id, v, __start_at, __end_at FROM n2_sql ORDER BY 1, 2, 4;
+SELECT * FROM stored_events();
 -- the applied event again, its value spelled otherwise: the same event
 INSERT INTO nsrc VALUES (1, 2.00, 2);
 SELECT * FROM run_n();
 SELECT 'c' AS fold, * FROM n_c UNION ALL SELECT 'sql', * FROM n_sql ORDER BY 1, 2;
+SELECT 'c' AS fold, id, v, __start_at, __end_at FROM n2_c
+  UNION ALL SELECT 'sql', id, v, __start_at, __end_at FROM n2_sql ORDER BY 1, 2, 4;
+SELECT * FROM stored_events();
 -- in one batch, two spellings at one sequence disagree (as text): an error
 INSERT INTO nsrc VALUES (3, 1.0, 1), (3, 1.00, 1);
 SELECT flow, status FROM run_n();
-SELECT flow, error FROM autocdc.event_log WHERE flow IN ('n_c', 'n_sql') AND status = 'failed' ORDER BY id;
+SELECT flow, error FROM autocdc.event_log WHERE flow IN ('n_c', 'n_sql', 'n2_c', 'n2_sql') AND status = 'failed' ORDER BY id;
 DELETE FROM nsrc WHERE id = 3;
 
 -- A truncate in the batch: the SQL fold applies it.
@@ -139,5 +156,65 @@ SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('bf_f') ORDER BY 
 ALTER TABLE f_t1 DROP CONSTRAINT f_t1_v_check;
 SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('bf_f') ORDER BY flow;
 SELECT * FROM f_t1 ORDER BY id;
+
+-- An event under the truncate mark for a key whose applied upsert is newer:
+-- skipped once.
+INSERT INTO tsrc VALUES (2, 'older', 'U', 2);
+SELECT flow, rows_read, rows_upserted, rows_skipped FROM autocdc.run('bf_t');
+SELECT * FROM tr_t ORDER BY id;
+
+-- Two CDC flows into one SCD 1 target (both folded in C): one ordering
+-- domain, and an event of one flow that disagrees with what the other
+-- applied at its key and sequence is refused.
+CREATE TABLE ma (id int, v text, op text, seq int);
+CREATE TABLE mb (LIKE ma);
+SELECT autocdc.create_auto_cdc_flow(target => 'm', source => 'ma', keys => ARRAY['id'], sequence_by => 'seq',
+  apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], name => 'm_a', pipeline => 'bf_m');
+SELECT autocdc.create_auto_cdc_flow(target => 'm', source => 'mb', keys => ARRAY['id'], sequence_by => 'seq',
+  apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], name => 'm_b', pipeline => 'bf_m');
+SELECT partial_columns FROM autocdc.target WHERE target = 'm'::regclass;
+INSERT INTO ma VALUES (1, 'a5', 'U', 5), (2, 'a5', 'U', 5), (3, NULL, 'D', 9);
+SELECT flow, rows_read, rows_upserted FROM autocdc.run('bf_m', flows => ARRAY['m_a']);
+INSERT INTO mb VALUES (1, 'b3', 'U', 3), (2, 'b7', 'U', 7), (3, 'b8', 'U', 8), (4, 'b1', 'U', 1);
+SELECT flow, rows_read, rows_upserted, rows_skipped FROM autocdc.run('bf_m', flows => ARRAY['m_b']);
+SELECT * FROM m ORDER BY id;
+INSERT INTO mb VALUES (1, 'other', 'U', 5);
+SELECT flow, status FROM autocdc.run('bf_m', flows => ARRAY['m_b']);
+SELECT error FROM autocdc.event_log WHERE flow = 'm_b' ORDER BY id DESC LIMIT 1;
+DELETE FROM mb WHERE v = 'other';
+
+-- Against what an earlier run applied: a delete at the sequence of an
+-- applied upsert, an upsert at the sequence of an applied delete.
+CREATE TABLE xs (id int, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'xt', source => 'xs', keys => ARRAY['id'], sequence_by => 'seq',
+  apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], pipeline => 'bf_x');
+INSERT INTO xs VALUES (1, 'a', 'U', 5), (2, NULL, 'D', 7);
+SELECT flow, status FROM autocdc.run('bf_x');
+INSERT INTO xs VALUES (1, NULL, 'D', 5);
+SELECT flow, status FROM autocdc.run('bf_x');
+SELECT error FROM autocdc.event_log WHERE flow = 'xt' ORDER BY id DESC LIMIT 1;
+DELETE FROM xs WHERE id = 1 AND op = 'D';
+INSERT INTO xs VALUES (2, 'b', 'U', 7);
+SELECT flow, status FROM autocdc.run('bf_x');
+SELECT error FROM autocdc.event_log WHERE flow = 'xt' ORDER BY id DESC LIMIT 1;
+SELECT * FROM xt;
+
+-- Two runs in one transaction touching the same keys: the second reads
+-- what the first wrote (SCD 1 state, SCD 2 versions rewritten in place).
+CREATE TABLE ts (id int, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'ts1', source => 'ts', keys => ARRAY['id'], sequence_by => 'seq',
+  apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], pipeline => 'bf_ts', name => 'ts1');
+SELECT autocdc.create_auto_cdc_flow(target => 'ts2', source => 'ts', keys => ARRAY['id'], sequence_by => 'seq',
+  apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], stored_as_scd_type => 2,
+  pipeline => 'bf_ts', name => 'ts2');
+BEGIN;
+INSERT INTO ts VALUES (7, 'A', 'U', 10);
+SELECT flow, rows_read, rows_upserted FROM autocdc.run('bf_ts') ORDER BY flow;
+INSERT INTO ts VALUES (7, 'B', 'U', 5), (7, NULL, 'D', 20), (7, 'A', 'U', 10);
+SELECT flow, rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('bf_ts') ORDER BY flow;
+COMMIT;
+SELECT * FROM ts1;
+SELECT * FROM ts2 ORDER BY __start_at;
+SELECT flow, rows_read FROM autocdc.run('bf_ts') ORDER BY flow;
 
 RESET search_path;
