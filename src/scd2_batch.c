@@ -566,7 +566,9 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 	SPITupleTable *ev_tt = NULL,
 			   *ver_tt = NULL;
 	uint64		nev = 0,
-				nver = 0;
+				nver = 0,
+				nst = 0;
+	Ev		   *st;				/* stored events and anchors */
 
 	if (nloose > 0)
 	{
@@ -605,6 +607,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 
 	/* room for the stored events and versions, an anchor per key, the new events */
 	*old = palloc_extended(sizeof(Version) * (nver + F->b->nkeysets + 1), MCXT_ALLOC_HUGE);
+	st = palloc_extended(sizeof(Ev) * (nev + F->b->nkeysets + 1), MCXT_ALLOC_HUGE);
 	*inp = palloc_extended(sizeof(Ev) * (nev + F->b->nkeysets + F->nevs + 1), MCXT_ALLOC_HUGE);
 	*nold = 0;
 	*ninp = 0;
@@ -625,7 +628,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 	for (uint64 r = 0; r < nev; r++)
 	{
 		HeapTuple	tup = ev_tt->vals[r];
-		Ev		   *e = &(*inp)[(*ninp)++];
+		Ev		   *e = &st[nst++];
 		bool		isnull,
 					same;
 		Datum		inh;
@@ -647,7 +650,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		if (!m->touched || !m->anchored)
 			continue;
 		(*old)[(*nold)++] = *m->openv;
-		e = &(*inp)[(*ninp)++];
+		e = &st[nst++];
 		e->key = k;
 		e->seq = m->openv->start;
 		e->kind = 'a';
@@ -657,11 +660,19 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		e->vals = m->openv->vals;
 		e->nulls = m->openv->nulls;
 	}
-	for (uint64 i = 0; i < F->nevs; i++)
-		if (F->evs[i].fresh)
-			(*inp)[(*ninp)++] = F->evs[i];
 	qsort_arg(*old, *nold, sizeof(Version), version_order, F);
-	qsort_arg(*inp, *ninp, sizeof(Ev), ev_order, F);
+
+	/* the new events are in order already: sort the few others, then merge */
+	qsort_arg(st, nst, sizeof(Ev), ev_order, F);
+	for (uint64 i = 0, j = 0; i < F->nevs || j < nst;)
+	{
+		if (i < F->nevs && !F->evs[i].fresh)
+			i++;
+		else if (j < nst && (i == F->nevs || ev_order(&st[j], &F->evs[i], F) < 0))
+			(*inp)[(*ninp)++] = st[j++];
+		else
+			(*inp)[(*ninp)++] = F->evs[i++];
+	}
 }
 
 bool
