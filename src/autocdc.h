@@ -43,6 +43,7 @@ extern void autocdc_unbecome(UserSwitch *sw);
 /* SPI helpers: errors are raised, never returned. */
 extern int	spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					 const char *nulls, bool read_only);
+extern uint64 spi_exec_by_tid(const char *sql);
 extern void catalog_exec(const char *sql, int nargs, Oid *argtypes,
 						 Datum *values, const char *nulls);
 extern char *spi_value(int row, int col);	/* NULL for SQL NULL */

@@ -12,6 +12,7 @@
 #include "batch.h"
 #include "validate.h"
 
+#include "access/htup_details.h"
 #include "access/tupdesc.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
@@ -59,6 +60,12 @@ typedef struct BatchReceiver
 static Batch *current_batch = NULL;
 static EphemeralNamedRelationData batch_enrs[MAX_BATCH_RELATIONS];
 static int	n_batch_enrs = 0;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define prefetch_line(p) __builtin_prefetch(p)
+#else
+#define prefetch_line(p) ((void) (p))
+#endif
 
 /* splitmix64's finalizer */
 static inline uint32
@@ -134,6 +141,127 @@ batch_values_hash(TupleDesc desc, int first, Datum *values, bool *isnull)
 	return h;
 }
 
+/* Chunks of the row arena; a row larger than a chunk gets one of its own. */
+#define ROW_CHUNK_BYTES ((Size) 8 * 1024 * 1024)
+
+struct RowChunk
+{
+	RowChunk   *next;
+	Size		size;			/* of data */
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+};
+
+/* SCD 1 compacts once this much was handed out and half of it is garbage. */
+#define ROW_COMPACT_MIN_BYTES ((Size) 64 * 1024 * 1024)
+
+static char *
+arena_alloc(Batch *b, Size len)
+{
+	RowArena   *a = &b->rows;
+	char	   *p;
+
+	len = MAXALIGN(len);
+	if (a->pos == NULL || (Size) (a->end - a->pos) < len)
+	{
+		RowChunk   *chunk;
+
+		if (a->spare != NULL && len <= a->spare->size)
+		{
+			chunk = a->spare;
+			a->spare = chunk->next;
+		}
+		else
+		{
+			Size		size = Max(ROW_CHUNK_BYTES, len);
+
+			chunk = MemoryContextAllocHuge(b->cxt, offsetof(RowChunk, data) + size);
+			chunk->size = size;
+		}
+		chunk->next = a->chunks;
+		a->chunks = chunk;
+		a->pos = (char *) MAXALIGN(chunk->data);
+		a->end = chunk->data + chunk->size;
+		if ((Size) (a->end - a->pos) < len)
+			elog(ERROR, "autocdc: row of %zu bytes does not fit its chunk", len);
+	}
+	p = a->pos;
+	a->pos += len;
+	a->used += len;
+	return p;
+}
+
+/*
+ * The slot's row (all attributes fetched), kept with the batch.  It is
+ * heap_form_minimal_tuple's work, but written into the arena: no palloc
+ * and no copy per event.
+ */
+static MinimalTuple
+batch_keep_row(Batch *b, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	bool		hasnull = false;
+	Size		hoff,
+				data_len,
+				len;
+	MinimalTuple tup;
+
+	for (int i = 0; i < desc->natts; i++)
+		hasnull |= slot->tts_isnull[i];
+	len = SizeofMinimalTupleHeader;
+	if (hasnull)
+		len += BITMAPLEN(desc->natts);
+	hoff = len = MAXALIGN(len);
+	data_len = heap_compute_data_size(desc, slot->tts_values, slot->tts_isnull);
+	len += data_len;
+	tup = (MinimalTuple) arena_alloc(b, len);
+	memset(tup, 0, len);		/* alignment padding included, as palloc0 */
+	tup->t_len = len;
+	HeapTupleHeaderSetNatts(tup, desc->natts);
+	tup->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+	heap_fill_tuple(desc, slot->tts_values, slot->tts_isnull, (char *) tup + hoff,
+					data_len, &tup->t_infomask, hasnull ? tup->t_bits : NULL);
+	return tup;
+}
+
+/*
+ * SCD 1 keeps one row per key but forms one per upsert: once half of what
+ * was handed out is garbage, the winners move to fresh chunks.
+ */
+static void
+batch_compact_winners(Batch *b)
+{
+	RowArena	old = b->rows;
+	keytab_iterator it;
+	KeyFold    *entry;
+
+	b->rows.pos = b->rows.end = NULL;
+	b->rows.chunks = NULL;
+	b->rows.used = 0;
+	keytab_start_iterate(b->tab, &it);
+	while ((entry = keytab_iterate(b->tab, &it)) != NULL)
+		if (entry->winner != NULL)
+		{
+			MinimalTuple moved = (MinimalTuple) arena_alloc(b, entry->winner_len);
+
+			memcpy(moved, entry->winner, entry->winner_len);
+			entry->winner = moved;
+		}
+	/* the old chunks are spare now; one of its own is freed */
+	while (old.chunks != NULL)
+	{
+		RowChunk   *chunk = old.chunks;
+
+		old.chunks = chunk->next;
+		if (chunk->size > ROW_CHUNK_BYTES)
+			pfree(chunk);
+		else
+		{
+			chunk->next = b->rows.spare;
+			b->rows.spare = chunk;
+		}
+	}
+}
+
 /*
  * Types whose "=" is equality of the Datum and whose order is the Datum's
  * as a signed integer (smaller ones are sign- or zero-extended).
@@ -187,33 +315,52 @@ batch_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 		fmgr_info_copy(&b->key_eq_fn[i], &tc->eq_opr_finfo, b->cxt);
 	}
 	b->plain_key = b->nkeys == 1 && is_plain_type(TupleDescAttr(typeinfo, 0)->atttypid);
+	if (!b->plain_key)
+		b->key_slot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
 	MemoryContextSwitchTo(old);
 }
 
-/* The key's entry, a new one for a key not seen before. */
+/* The hash of the slot's key. */
+static uint32
+batch_key_hash_of(Batch *b, Datum *values)
+{
+	uint32		h = 0;
+
+	if (b->plain_key)
+		return mix64((uint64) values[0]);
+	for (int i = 0; i < b->nkeys; i++)
+		h = hash_combine(h, DatumGetUInt32(FunctionCall1Coll(&b->key_hash_fn[i],
+															 b->key_coll[i], values[i])));
+	return h;
+}
+
+/* The pending event's key entry, a new one for a key not seen before. */
 static KeyFold *
-batch_key(Batch *b, Datum *values)
+batch_key(Batch *b, PendingEvent *pe)
 {
 	KeyFold    *entry;
 	bool		found;
-	uint32		h = 0;
+	Datum	   *values;
 
+	if (b->plain_key)
+		values = &pe->key0;
+	else
+	{
+		ExecStoreMinimalTuple(pe->row, b->key_slot, false);
+		slot_getsomeattrs(b->key_slot, b->nkeys);
+		values = b->key_slot->tts_values;
+	}
 	for (int i = 0; i < b->nkeys; i++)
 		b->probe[i] = values[i];
-	if (b->plain_key)
-		h = mix64((uint64) values[0]);
-	else
-		for (int i = 0; i < b->nkeys; i++)
-			h = hash_combine(h, DatumGetUInt32(FunctionCall1Coll(&b->key_hash_fn[i],
-																 b->key_coll[i], values[i])));
-	b->probe_hash = h;
+	b->probe_hash = pe->hash;
 	entry = keytab_insert(b->tab, values[0], &found);
 	if (found)
 		return entry;
 
 	entry->id = b->nkeysets;
-	entry->has_bu = entry->has_bd = entry->disordered = false;
+	entry->has_bu = entry->has_bd = false;
 	entry->winner = NULL;
+	entry->winner_len = 0;
 	if (!b->plain_key)
 	{
 		if (b->nkeysets == b->maxkeysets)
@@ -234,6 +381,30 @@ batch_key(Batch *b, Datum *values)
 	return entry;
 }
 
+/* Numbers the oldest pending event and folds it. */
+static void
+batch_fold_pending(Batch *b)
+{
+	PendingEvent *pe = &b->pending[b->next_pending];
+	KeyFold    *fold = batch_key(b, pe);
+	BatchEvent *ev = &b->events[pe->event];
+
+	ev->id = fold->id;
+	b->on_event(b, fold, ev, pe->row);
+	b->next_pending = (b->next_pending + 1) % BATCH_PREFETCH_DISTANCE;
+	b->npending--;
+}
+
+static void
+batch_fold_all_pending(Batch *b)
+{
+	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+
+	while (b->npending > 0)
+		batch_fold_pending(b);
+	MemoryContextSwitchTo(old);
+}
+
 static bool
 batch_receive(TupleTableSlot *slot, DestReceiver *self)
 {
@@ -242,7 +413,9 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	Datum	   *values;
 	bool	   *isnull;
 	BatchEvent *ev;
-	KeyFold    *fold;
+	PendingEvent *pe;
+	KeyFold    *bucket;
+	uint32		hash;
 	Form_pg_attribute seqatt;
 	char		kind;
 
@@ -275,25 +448,42 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 		b->refused = true;
 		return false;
 	}
+	if (b->compact_rows &&
+		b->rows.used >= Max(ROW_COMPACT_MIN_BYTES, 2 * b->live_row_bytes))
+	{
+		batch_fold_all_pending(b);	/* their rows are not the winners yet */
+		batch_compact_winners(b);
+	}
 	if (b->nevents == b->maxevents)
 	{
 		b->maxevents *= 2;
 		b->events = repalloc_huge(b->events, sizeof(BatchEvent) * b->maxevents);
 	}
 	old = MemoryContextSwitchTo(b->cxt);
-	ev = &b->events[b->nevents++];
-	fold = batch_key(b, values);
-	ev->id = fold->id;
+	ev = &b->events[b->nevents];
 	ev->kind = kind;
+	ev->late = false;
 	seqatt = TupleDescAttr(b->evdesc, b->seq_att);
 	ev->seq = seqatt->attbyval ? values[b->seq_att]
 		: datumCopy(values[b->seq_att], false, seqatt->attlen);
 	/* detoasted copies made while hashing go with the row */
 	MemoryContextSwitchTo(b->row_cxt);
 	ev->values_hash = kind == 'u' ? batch_values_hash(b->evdesc, b->kind_att + 1, values, isnull) : 0;
+	hash = batch_key_hash_of(b, values);
 	MemoryContextSwitchTo(b->cxt);
 
-	b->on_event(b, fold, ev, slot);
+	if (b->npending == BATCH_PREFETCH_DISTANCE)
+		batch_fold_pending(b);
+	pe = &b->pending[(b->next_pending + b->npending++) % BATCH_PREFETCH_DISTANCE];
+	pe->event = b->nevents++;
+	pe->row = batch_keep_row(b, slot);
+	pe->key0 = b->plain_key ? values[0] : (Datum) 0;
+	pe->hash = hash;
+	/* the entry's both ends: it may straddle two cache lines */
+	bucket = &b->tab->data[hash & b->tab->sizemask];
+	prefetch_line(bucket);
+	prefetch_line((char *) (bucket + 1) - 1);
+
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(b->row_cxt);
 	return true;
@@ -302,6 +492,10 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 static void
 batch_shutdown(DestReceiver *self)
 {
+	Batch	   *b = ((BatchReceiver *) self)->batch;
+
+	if (!b->refused)
+		batch_fold_all_pending(b);
 }
 
 static void

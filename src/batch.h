@@ -35,6 +35,7 @@ typedef struct BatchEvent
 {
 	uint32		id;				/* the key's number */
 	char		kind;			/* 'u' or 'd' */
+	bool		late;			/* SCD 1: not above every sequence its key had */
 	uint64		values_hash;	/* upserts: hash of the binary values */
 	Datum		seq;
 } BatchEvent;
@@ -51,20 +52,53 @@ typedef struct KeyFold
 	char		status;
 	bool		has_bu;
 	bool		has_bd;
-	bool		disordered;		/* some event not above the one before */
 	uint32		id;				/* the key's number */
+	uint32		winner_len;		/* winner's t_len, not to read the row for it */
 	Datum		key0;			/* first key column */
 	Datum		bu;				/* latest upsert's sequence */
 	Datum		bd;				/* latest delete's sequence */
-	Datum		last;			/* sequence of the key's latest-read event */
-	MinimalTuple winner;		/* the latest upsert's event row */
+	MinimalTuple winner;		/* the latest upsert's event row (in "rows") */
 } KeyFold;
+
+/*
+ * Rows the folds keep, formed straight into large chunks: a palloc and a
+ * copy per event cost more than the rest of the fold's work on it, and
+ * with a key's rows scattered over the heap every kept row was a cache
+ * miss.  Chunks are handed out in order; a compaction (SCD 1) moves the
+ * rows still wanted to fresh chunks and keeps the old ones for reuse.
+ */
+typedef struct RowChunk RowChunk;
+typedef struct RowArena
+{
+	char	   *pos;			/* free space of the current chunk */
+	char	   *end;
+	RowChunk   *chunks;			/* in use, newest first */
+	RowChunk   *spare;			/* emptied by a compaction, for reuse */
+	Size		used;			/* bytes handed out since the last compaction */
+} RowArena;
 
 typedef struct Batch Batch;
 
-/* Called for every event read, after it was numbered and recorded. */
+/*
+ * Called for every event read, in the order read, after it was numbered
+ * and recorded; "row" is the event's row, kept in the batch's arena.
+ */
 typedef void (*BatchEventHook) (Batch *b, KeyFold *key, BatchEvent *ev,
-								TupleTableSlot *slot);
+								MinimalTuple row);
+
+/*
+ * An event read but not yet numbered: its key's bucket is being fetched
+ * into cache meanwhile (at 100k keys and more nearly every lookup misses).
+ */
+typedef struct PendingEvent
+{
+	uint64		event;			/* index in "events" */
+	MinimalTuple row;
+	Datum		key0;			/* plain_key */
+	uint32		hash;
+} PendingEvent;
+
+#define BATCH_PREFETCH_DISTANCE 8	/* measured: 2 to 16 do about as well */
 
 struct Batch
 {
@@ -92,6 +126,13 @@ struct Batch
 	BatchEvent *events;
 	uint64		nevents;
 	uint64		maxevents;
+	RowArena	rows;
+	bool		compact_rows;	/* only the winners' rows are wanted (SCD 1) */
+	Size		live_row_bytes; /* SCD 1: the winners' bytes, of rows.used */
+	PendingEvent pending[BATCH_PREFETCH_DISTANCE];	/* a ring */
+	int			npending;
+	int			next_pending;	/* the oldest */
+	TupleTableSlot *key_slot;	/* a pending row's keys (not plain_key) */
 	BatchEventHook on_event;
 	void	   *on_event_arg;	/* the fold's own state, for on_event */
 	bool		refused;		/* the SQL fold must take this batch */

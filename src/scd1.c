@@ -16,8 +16,8 @@
  * for NULL keys or sequences and for two different events at one key and
  * sequence; the caller's subtransaction then applies nothing.
  *
- * Most runs read and fold their events in C (scd1_batch.c), which hands the
- * apply below its "per" rows; this SQL fold takes the batches it refuses.
+ * Most runs of flows without partial columns are folded and written in C
+ * (scd1_batch.c, scd1_write.c); this SQL fold takes the batches they refuse.
  *-------------------------------------------------------------------------
  */
 #include "scd1.h"
@@ -189,13 +189,12 @@ append_per(StringInfo sql, FlowDef *f, Scd1Cols *c)
 }
 
 /*
- * The apply, after the events "ev" (SQL fold) or with the C fold's per-key
- * relation in place of "per" (batch): merges the batch into state and
+ * The apply, after the events "ev": merges the batch into state and
  * target; its result row is (read, upserted, deleted, skipped, state rows,
  * truncate mark, whether a truncate came).
  */
 static void
-append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c, bool batch)
+append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c)
 {
 	ListCell   *lc;
 	StringInfoData keys,
@@ -211,19 +210,12 @@ append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c, bool batch)
 	append_column_list(&kk_keys, f->keys, "pk");
 	append_column_list(&f_keys, f->keys, "c");
 
-	if (batch)
-		appendStringInfo(sql, ", tr AS (SELECT NULL::%s AS b_t), "
-						 "tt AS (SELECT $6::%s AS t), per AS (SELECT * FROM %s)",
-						 c->seqtype, c->seqtype, SCD1_BATCH_RELATION);
-	else
-	{
-		appendStringInfo(sql,
-						 ", tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
-						 "    WHERE e.__autocdc_kind OPERATOR(pg_catalog.=) 't' ORDER BY 1 DESC LIMIT 1) AS b_t), "
-						 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr)",
-						 c->seqtype);
-		append_per(sql, f, c);
-	}
+	appendStringInfo(sql,
+					 ", tr AS (SELECT (SELECT e.__autocdc_seq FROM ev e "
+					 "    WHERE e.__autocdc_kind OPERATOR(pg_catalog.=) 't' ORDER BY 1 DESC LIMIT 1) AS b_t), "
+					 "tt AS (SELECT GREATEST(tr.b_t, $6::%s) AS t FROM tr)",
+					 c->seqtype);
+	append_per(sql, f, c);
 
 	/* calc: old state, batch winners, merged sequences, candidate values */
 	appendStringInfo(sql,
@@ -387,30 +379,20 @@ append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c, bool batch)
 		appendStringInfo(sql, ", c.__autocdc_fs%d", i);
 	appendStringInfoString(sql, " FROM fin c WHERE NOT c.__autocdc_o_state RETURNING 1)");
 
-	/*
-	 * Counts; skipped = late or replayed events (at or below what was
-	 * applied).  The C fold counts read and skipped events itself.
-	 */
-	appendStringInfoString(sql,
-						   batch ? " SELECT 0::pg_catalog.int8, " : " SELECT (SELECT pg_catalog.count(*) FROM ev), ");
-	appendStringInfoString(sql,
+	/* Counts; skipped = late or replayed events (at or below what was applied). */
+	appendStringInfoString(sql, " SELECT (SELECT pg_catalog.count(*) FROM ev), "
 						   "(SELECT pg_catalog.count(*) FROM ins) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM upd), "
 						   "(SELECT pg_catalog.count(*) FROM del), ");
-	if (batch)
-		appendStringInfoString(sql, "0::pg_catalog.int8");
-	else
-	{
-		/* against the state as it was (the statement's snapshot): an index lookup per event */
-		appendStringInfo(sql, "(SELECT pg_catalog.count(*) FROM ev e LEFT JOIN %s st ON ",
-						 c->qstate);
-		append_keys_match(sql, f, "e", "st");
-		appendStringInfoString(sql, " WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (COALESCE(");
-		append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<=",
-							"GREATEST(st.__autocdc_upsert_seq, st.__autocdc_delete_seq)");
-		appendStringInfoString(sql, ", false) OR COALESCE(");
-		append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
-		appendStringInfoString(sql, ", false)))");
-	}
+	/* against the state as it was (the statement's snapshot): an index lookup per event */
+	appendStringInfo(sql, "(SELECT pg_catalog.count(*) FROM ev e LEFT JOIN %s st ON ",
+					 c->qstate);
+	append_keys_match(sql, f, "e", "st");
+	appendStringInfoString(sql, " WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (COALESCE(");
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<=",
+						"GREATEST(st.__autocdc_upsert_seq, st.__autocdc_delete_seq)");
+	appendStringInfoString(sql, ", false) OR COALESCE(");
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
+	appendStringInfoString(sql, ", false)))");
 	appendStringInfoString(sql, ", (SELECT pg_catalog.count(*) FROM sstu) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM ssti), "
 						   "(SELECT tt.t::pg_catalog.text FROM tt), "
 						   "(SELECT tr.b_t IS NOT NULL AND ($6 IS NULL OR ");
@@ -531,33 +513,20 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	read_append_events(&events, f, p);
 	batched = scd1_batch_eligible(f, p);
 	if (batched && !scd1_batch_fold(f, p, events.data, counts))
-	{
-		batch_release();	/* the SQL fold takes the batch */
-		batched = false;
-	}
+		batched = false;		/* the SQL fold takes the batch */
+	batch_release();
 	if (batched)
 	{
-		Oid			types[READ_NPARAMS];
-		Datum		values[READ_NPARAMS];
-		char		nulls[READ_NPARAMS];
-
-		initStringInfo(&apply);
-		append_apply(&apply, f, &c, true);
-		read_params_arrays(p, types, values, nulls);
-		/* skip the ", " that joins the apply to the events */
-		spi_exec(psprintf("WITH %s", apply.data + 2), READ_NPARAMS, types, values, nulls, false);
-		counts->upserted = spi_int64(0, 2);
-		counts->deleted = spi_int64(0, 3);
-		new_t = spi_value(0, 6);
-		truncated = spi_bool(0, 7);
-		batch_release();
+		/* a batch with a truncate is the SQL fold's: the mark stays */
+		new_t = p->truncate_seq;
+		truncated = false;
 	}
 	else
 	{
 		initStringInfo(&checks);
 		append_checks(&checks, f, &c);
 		initStringInfo(&apply);
-		append_apply(&apply, f, &c, false);
+		append_apply(&apply, f, &c);
 		validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
 		new_t = spi_value(0, 6);
 		truncated = spi_bool(0, 7);

@@ -6,10 +6,10 @@
  * (key, sequence) pair once more for the conflict check and joins every
  * event to the state twice; at a million events that is most of a run.
  * Here one pass over the events keeps, per key in a hash table, the latest
- * upsert (its row), the latest delete, and whether the key's events came in
- * ascending sequence: only the events of keys that did not are sorted, to
- * find two events at one sequence.  The result, one row per key, is what
- * the SQL fold's "per" step computes, so the apply that follows is shared.
+ * upsert (its row) and the latest delete, and marks the events that came
+ * late (not above every sequence their key had): only those are sorted, to
+ * find two events at one sequence.  Then one read each of the keys' state
+ * and target rows, and the writes (scd1_write.c).
  *
  * Two events at one key and sequence are told apart by a 64-bit hash of
  * their binary values: a difference always shows; an equal hash of
@@ -20,64 +20,35 @@
  *-------------------------------------------------------------------------
  */
 #include "scd1_batch.h"
-#include "batch.h"
+#include "scd1_batch_int.h"
 #include "validate.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-/* Per key, what earlier runs applied (read after the pass). */
-typedef struct KeyApplied
-{
-	bool		has_state;
-	bool		has_old_ups;
-	bool		has_old_del;
-	bool		replayed;		/* an event repeats the applied upsert */
-	Datum		old_ups;
-	Datum		old_del;
-	uint64		replay_hash;	/* that event's values_hash */
-} KeyApplied;
-
 /*
- * Keeps the slot's row as the key's winner, in the winner's memory when it
- * fits: a pfree and palloc per upsert would cost more cache misses.
+ * The fold of one event into its key's entry.  Every event's row was kept;
+ * the winner's is referenced, the others are garbage (batch.c compacts).
  */
 static void
-batch_keep_winner(Batch *b, KeyFold *fold, TupleTableSlot *slot)
+scd1_on_event(Batch *b, KeyFold *fold, BatchEvent *ev, MinimalTuple row)
 {
-	MemoryContext old = MemoryContextSwitchTo(b->row_cxt);
-	MinimalTuple tup = ExecCopySlotMinimalTuple(slot);
-
-	MemoryContextSwitchTo(b->cxt);
-	if (fold->winner == NULL || tup->t_len > fold->winner->t_len)
-	{
-		if (fold->winner)
-			pfree(fold->winner);
-		fold->winner = palloc(tup->t_len);
-	}
-	memcpy(fold->winner, tup, tup->t_len);
-	MemoryContextSwitchTo(old);
-}
-
-/* The fold of one event into its key's entry. */
-static void
-scd1_on_event(Batch *b, KeyFold *fold, BatchEvent *ev, TupleTableSlot *slot)
-{
-	if ((fold->has_bu || fold->has_bd) && batch_seq_cmp(b, ev->seq, fold->last) <= 0)
-		fold->disordered = true;
-	fold->last = ev->seq;
+	ev->late = (fold->has_bu && batch_seq_cmp(b, ev->seq, fold->bu) <= 0) ||
+		(fold->has_bd && batch_seq_cmp(b, ev->seq, fold->bd) <= 0);
 	if (ev->kind == 'u')
 	{
 		if (!fold->has_bu || batch_seq_cmp(b, ev->seq, fold->bu) > 0)
 		{
 			fold->bu = ev->seq;
 			fold->has_bu = true;
-			batch_keep_winner(b, fold, slot);
+			fold->winner = row;
+			b->live_row_bytes += row->t_len - (Size) fold->winner_len;
+			fold->winner_len = row->t_len;
 		}
 	}
 	else if (!fold->has_bd || batch_seq_cmp(b, ev->seq, fold->bd) > 0)
@@ -104,152 +75,148 @@ event_cmp(const BatchEvent *a, const BatchEvent *c, Batch *b)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
+static inline bool
+events_differ(const BatchEvent *a, const BatchEvent *c)
+{
+	return a->kind != c->kind || a->values_hash != c->values_hash;
+}
+
 /*
- * Two different events at one key and sequence in the batch?  Only keys
- * read out of ascending order can have two.
+ * Two different events at one key and sequence in the batch?  Of two such
+ * events the one read later is late (its key had that sequence already),
+ * so only late events need a partner: they are grouped by key (a counting
+ * sort) and ordered by sequence, then compared with each other and with
+ * every other event of their key.
  */
 static bool
 batch_has_conflict(Batch *b)
 {
-	BatchEvent *sorted;
-	uint64		n = 0;
-	uint8	   *disordered = palloc0((b->nkeysets + 7) / 8);	/* fits in cache */
+	uint64		nlate = 0;
+	uint32	   *first;			/* by key number: its late events' start */
+	uint32	   *fill;
+	BatchEvent *late;
 
-	for (uint32 id = 0; id < b->nkeysets; id++)
-		if (b->keys[id]->disordered)
-			disordered[id / 8] |= 1 << (id % 8);
-#define IS_DISORDERED(id) (disordered[(id) / 8] & (1 << ((id) % 8)))
+	first = palloc0(sizeof(uint32) * ((Size) b->nkeysets + 1));
+	for (uint64 i = 0; i < b->nevents; i++)
+		if (b->events[i].late)
+		{
+			first[b->events[i].id + 1]++;
+			nlate++;
+		}
+	if (nlate == 0)
+		return false;
+	for (uint32 k = 0; k < b->nkeysets; k++)
+		first[k + 1] += first[k];
+	fill = palloc(sizeof(uint32) * Max(b->nkeysets, 1));
+	memcpy(fill, first, sizeof(uint32) * b->nkeysets);
+	late = palloc_extended(sizeof(BatchEvent) * nlate, MCXT_ALLOC_HUGE);
+	for (uint64 i = 0; i < b->nevents; i++)
+		if (b->events[i].late)
+			late[fill[b->events[i].id]++] = b->events[i];
+
+	for (uint32 k = 0; k < b->nkeysets; k++)
+	{
+		uint32		n = first[k + 1] - first[k];
+
+		if (n < 2)
+			continue;
+		sort_events(&late[first[k]], n, b);
+		for (uint32 i = first[k] + 1; i < first[k + 1]; i++)
+			if (batch_seq_cmp(b, late[i - 1].seq, late[i].seq) == 0 &&
+				events_differ(&late[i - 1], &late[i]))
+				return true;
+	}
+
 	for (uint64 i = 0; i < b->nevents; i++)
 	{
+		BatchEvent *ev = &b->events[i];
+		uint32		lo,
+					hi;
+
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (IS_DISORDERED(b->events[i].id))
-			n++;
+		if (ev->late)
+			continue;
+		/* the first of the key's late events at or above ev's sequence */
+		lo = first[ev->id];
+		hi = first[ev->id + 1];
+		while (lo < hi)
+		{
+			uint32		mid = lo + (hi - lo) / 2;
+
+			if (batch_seq_cmp(b, late[mid].seq, ev->seq) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < first[ev->id + 1] && batch_seq_cmp(b, late[lo].seq, ev->seq) == 0; lo++)
+			if (events_differ(&late[lo], ev))
+				return true;
 	}
-	if (n < 2)
-		return false;
-	sorted = palloc_extended(sizeof(BatchEvent) * n, MCXT_ALLOC_HUGE);
-	n = 0;
-	for (uint64 i = 0; i < b->nevents; i++)
-		if (IS_DISORDERED(b->events[i].id))
-			sorted[n++] = b->events[i];
-#undef IS_DISORDERED
-	sort_events(sorted, n, b);
-	for (uint64 i = 1; i < n; i++)
-		if (event_cmp(&sorted[i - 1], &sorted[i], b) == 0 &&
-			(sorted[i - 1].kind != sorted[i].kind ||
-			 sorted[i - 1].values_hash != sorted[i].values_hash))
-			return true;
-	pfree(sorted);
-	pfree(disordered);
+	pfree(late);
+	pfree(fill);
+	pfree(first);
 	return false;
 }
 
-/* The per-key relation: (__autocdc_id, keys, __autocdc_bu, __autocdc_bd, columns). */
-static void
-batch_register_per(Batch *b)
+/*
+ * The batch's keys, (__autocdc_id, keys), in the keys' order, as the
+ * relation the reads of state and target join.  Returns that order.
+ */
+static uint32 *
+batch_register_keys(Batch *b)
 {
-	int			ncols = b->evdesc->natts - b->kind_att - 1;
-	int			natts = 1 + b->nkeys + 2 + ncols;
-	TupleDesc	desc = CreateTemplateTupleDesc(natts);
-	Tuplestorestate *store;
-	TupleTableSlot *wslot;
-	Datum	   *values = palloc(sizeof(Datum) * natts);
-	bool	   *nulls = palloc(sizeof(bool) * natts);
-	int			a = 1;
-	uint32	   *order;
+	TupleDesc	desc = CreateTemplateTupleDesc(1 + b->nkeys);
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
+	Datum	   *values = palloc(sizeof(Datum) * (1 + b->nkeys));
+	bool	   *nulls = palloc0(sizeof(bool) * (1 + b->nkeys));
+	uint32	   *order = batch_key_order(b);
 
-	TupleDescInitEntry(desc, a++, "__autocdc_id", INT4OID, -1, 0);
-	for (int i = 0; i < b->evdesc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
-
-		if (i == b->kind_att)
-			continue;
-		if (i == b->seq_att)
-		{
-			TupleDescInitEntry(desc, a++, "__autocdc_bu", att->atttypid, att->atttypmod, 0);
-			TupleDescInitEntry(desc, a++, "__autocdc_bd", att->atttypid, att->atttypmod, 0);
-			continue;
-		}
-		TupleDescInitEntry(desc, a, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
-		TupleDescInitEntryCollation(desc, a++, att->attcollation);
-	}
-
-	store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	wslot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
-	order = batch_key_order(b);
+	TupleDescInitEntry(desc, 1, "__autocdc_id", INT4OID, -1, 0);
+	scd1_key_entries(b, desc, 2);
 	for (uint32 n = 0; n < b->nkeysets; n++)
 	{
-		uint32		id = order[n];
-		KeyFold    *fold = b->keys[id];
-
-		values[0] = Int32GetDatum((int32) id);
-		nulls[0] = false;
+		values[0] = Int32GetDatum((int32) order[n]);
 		for (int i = 0; i < b->nkeys; i++)
-		{
-			values[1 + i] = b->plain_key ? fold->key0 : b->keyvals[(Size) id * b->nkeys + i];
-			nulls[1 + i] = false;
-		}
-		a = 1 + b->nkeys;
-		values[a] = fold->bu;
-		nulls[a++] = !fold->has_bu;
-		values[a] = fold->bd;
-		nulls[a++] = !fold->has_bd;
-		if (fold->winner)
-		{
-			ExecStoreMinimalTuple(fold->winner, wslot, false);
-			slot_getallattrs(wslot);
-			/* the key as the winner spells it (numeric 1.0 = 1.00), as SQL's DISTINCT ON keeps it */
-			for (int i = 0; i < b->nkeys; i++)
-				values[1 + i] = wslot->tts_values[i];
-			for (int i = 0; i < ncols; i++)
-			{
-				values[a + i] = wslot->tts_values[b->kind_att + 1 + i];
-				nulls[a + i] = wslot->tts_isnull[b->kind_att + 1 + i];
-			}
-		}
-		else
-			for (int i = 0; i < ncols; i++)
-				nulls[a + i] = true;
+			values[1 + i] = batch_key_value(b, order[n], i);
 		tuplestore_putvalues(store, desc, values, nulls);
-		ExecClearTuple(wslot);
 	}
-	ExecDropSingleTupleTableSlot(wslot);
-
-	batch_register(SCD1_BATCH_RELATION, desc, store, b->nkeysets);
+	batch_register(KEYS_RELATION, desc, store, b->nkeysets);
+	return order;
 }
 
 /*
- * Reads the state of the batch's keys (and the target row where an event
- * may repeat the applied upsert); then the checks against what earlier runs
- * applied, and the count of late or replayed events.  Returns false when an
- * event disagrees with the applied one.
+ * Reads into "applied" the state of the batch's keys and where the target
+ * holds their rows (and the row's values where an event may repeat the
+ * applied upsert); then the checks against what earlier runs applied, and
+ * the count of late or replayed events.  Returns false when an event
+ * disagrees with the applied one.
  */
 static bool
-batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
+batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
+					int64 *skipped)
 {
 	FlowDef    *f = b->flow;
 	StringInfoData sql;
 	ListCell   *lc;
-	Datum		mark = (Datum) 0;
-	bool		has_mark = p->truncate_seq != NULL;
 	int			ncols = b->evdesc->natts - b->kind_att - 1;
 	Datum	   *values;
 	bool	   *nulls;
 	SPITupleTable *tt;
-	Datum	   *cands;
+	uint32	   *cands;			/* keys whose applied upsert is read again */
 	int			ncands = 0;
-	KeyApplied *applied;		/* by key number */
+	int16		seqlen;
+	bool		seqbyval;
 
+	/* inner joins: against an empty table, the batch's keys are not even read */
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT p.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq "
-					 "FROM %s p JOIN %s st ON ", SCD1_BATCH_RELATION, rel_qualified_name(f->state));
+	appendStringInfo(&sql, "SELECT p.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq, "
+					 "st.__autocdc_deleted_at, st.ctid FROM %s p JOIN %s st ON ",
+					 KEYS_RELATION, rel_qualified_name(f->state));
 	append_keys_match(&sql, f, "p", "st");
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	tt = SPI_tuptable;
-
-	applied = palloc0(sizeof(KeyApplied) * Max(b->nkeysets, 1));
+	get_typlenbyval(f->seq_type, &seqlen, &seqbyval);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	tup = tt->vals[r];
@@ -259,21 +226,37 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 		fold->has_state = true;
 		fold->old_ups = heap_getattr(tup, 2, tt->tupdesc, &isnull);
 		fold->has_old_ups = !isnull;
+		if (!isnull)
+			fold->old_ups = datumCopy(fold->old_ups, seqbyval, seqlen);
 		fold->old_del = heap_getattr(tup, 3, tt->tupdesc, &isnull);
 		fold->has_old_del = !isnull;
+		if (!isnull)
+			fold->old_del = datumCopy(fold->old_del, seqbyval, seqlen);
+		fold->dead_at = heap_getattr(tup, 4, tt->tupdesc, &isnull);
+		fold->has_dead_at = !isnull;
+		fold->state_tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 5, tt->tupdesc, &isnull));
 	}
+	SPI_freetuptable(tt);
 
-	if (has_mark)
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT p.__autocdc_id, t.ctid FROM %s p JOIN %s t ON ",
+					 KEYS_RELATION, rel_qualified_name(f->target));
+	append_keys_match(&sql, f, "p", "t");
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	tt = SPI_tuptable;
+	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		Oid			in,
-					ioparam;
+		HeapTuple	tup = tt->vals[r];
+		bool		isnull;
+		KeyApplied *fold = &applied[DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull))];
 
-		getTypeInputInfo(f->seq_type, &in, &ioparam);
-		mark = OidInputFunctionCall(in, p->truncate_seq, ioparam, -1);
+		fold->has_row = true;
+		fold->row_tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, tt->tupdesc, &isnull));
 	}
+	SPI_freetuptable(tt);
 
 	*skipped = 0;
-	cands = palloc(sizeof(Datum) * Max(b->nkeysets, 1));
+	cands = palloc(sizeof(uint32) * Max(b->nkeysets, 1));
 	for (uint64 i = 0; i < b->nevents; i++)
 	{
 		BatchEvent *ev = &b->events[i];
@@ -296,7 +279,7 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 		{
 			fold->replayed = true;
 			fold->replay_hash = ev->values_hash;
-			cands[ncands++] = Int32GetDatum((int32) ev->id);
+			cands[ncands++] = ev->id;
 		}
 		if (has_mark && batch_seq_cmp(b, ev->seq, mark) < 0)
 			continue;			/* counted */
@@ -304,24 +287,38 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 			(fold->has_old_del && batch_seq_cmp(b, ev->seq, fold->old_del) <= 0))
 			(*skipped)++;
 	}
-	SPI_freetuptable(tt);
 	if (ncands == 0)
 		return true;
 
 	/* Replays of applied upserts: their values must be the target row's. */
 	{
-		Oid			argtypes[1] = {INT4ARRAYOID};
-		Datum		arg[1] = {PointerGetDatum(construct_array(cands, ncands, INT4OID, 4, true, TYPALIGN_INT))};
+		TupleDesc	desc = CreateTemplateTupleDesc(2);
+		Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
+		uint64		nrows = 0;
 
+		TupleDescInitEntry(desc, 1, "__autocdc_id", INT4OID, -1, 0);
+		TupleDescInitEntry(desc, 2, "__autocdc_tid", TIDOID, -1, 0);
+		for (int i = 0; i < ncands; i++)
+		{
+			KeyApplied *fold = &applied[cands[i]];
+			Datum		row[2] = {Int32GetDatum((int32) cands[i]), PointerGetDatum(&fold->row_tid)};
+			bool		rownulls[2] = {false, false};
+
+			if (!fold->has_row)
+				continue;		/* nothing to compare with */
+			tuplestore_putvalues(store, desc, row, rownulls);
+			nrows++;
+		}
+		if (nrows == 0)
+			return true;
+		batch_register(REPLAYS_RELATION, desc, store, nrows);
 		resetStringInfo(&sql);
-		appendStringInfoString(&sql, "SELECT p.__autocdc_id");
+		appendStringInfoString(&sql, "SELECT r.__autocdc_id");
 		foreach(lc, f->columns)
 			appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
-		appendStringInfo(&sql, " FROM %s p JOIN %s t ON ", SCD1_BATCH_RELATION,
-						 rel_qualified_name(f->target));
-		append_keys_match(&sql, f, "p", "t");
-		appendStringInfoString(&sql, " WHERE p.__autocdc_id OPERATOR(pg_catalog.=) ANY ($1)");
-		spi_exec(sql.data, 1, argtypes, arg, NULL, false);
+		appendStringInfo(&sql, " FROM %s r JOIN %s t ON t.ctid OPERATOR(pg_catalog.=) r.__autocdc_tid",
+						 REPLAYS_RELATION, rel_qualified_name(f->target));
+		spi_exec_by_tid(sql.data);
 	}
 	tt = SPI_tuptable;
 	values = palloc(sizeof(Datum) * (ncols + 1));
@@ -334,7 +331,10 @@ batch_check_applied(Batch *b, ReadParams *p, int64 *skipped)
 		heap_deform_tuple(tup, tt->tupdesc, values, nulls);
 		fold = &applied[DatumGetInt32(values[0])];
 		if (batch_values_hash(tt->tupdesc, 1, values, nulls) != fold->replay_hash)
+		{
+			SPI_freetuptable(tt);
 			return false;
+		}
 	}
 	SPI_freetuptable(tt);
 	return true;
@@ -354,7 +354,12 @@ scd1_batch_fold(FlowDef *f, ReadParams *p, const char *events_sql,
 	Batch	   *b = batch_begin(f, scd1_on_event, NULL);
 	MemoryContext old;
 	bool		ok;
+	bool		has_mark = p->truncate_seq != NULL;
+	Datum		mark = (Datum) 0;
+	KeyApplied *applied;		/* by key number */
+	uint32	   *order;
 
+	b->compact_rows = true;	/* the winners' rows are all it keeps */
 	if (!batch_read(b, p, events_sql))
 		return false;
 	/* what the checks allocate goes with the batch (batch_release) */
@@ -363,9 +368,20 @@ scd1_batch_fold(FlowDef *f, ReadParams *p, const char *events_sql,
 	ok = !batch_has_conflict(b);
 	if (ok)
 	{
+		if (has_mark)
+		{
+			Oid			in,
+						ioparam;
+
+			getTypeInputInfo(f->seq_type, &in, &ioparam);
+			mark = OidInputFunctionCall(in, p->truncate_seq, ioparam, -1);
+		}
 		counts->read = b->nevents;
-		batch_register_per(b);
-		ok = batch_check_applied(b, p, &counts->skipped);
+		order = batch_register_keys(b);
+		applied = palloc0(sizeof(KeyApplied) * Max(b->nkeysets, 1));
+		ok = batch_check_applied(b, applied, has_mark, mark, &counts->skipped);
+		if (ok)
+			scd1_batch_write(b, applied, order, has_mark, mark, counts);
 	}
 	MemoryContextSwitchTo(old);
 	return ok;

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  * scd1_batch.h
  *	  The SCD type 1 batch fold in C: reads a run's events in one pass,
- *	  folds them per key in a hash table, checks them, and hands one row
- *	  per key to the set-based apply as the relation "__autocdc_per".
+ *	  folds them per key in a hash table, checks them, and writes the
+ *	  target and its state (scd1_write.c).
  *-------------------------------------------------------------------------
  */
 #ifndef AUTOCDC_SCD1_BATCH_H
@@ -10,20 +10,16 @@
 
 #include "batch.h"
 
-/* Name of the per-key relation the apply statement reads. */
-#define SCD1_BATCH_RELATION "__autocdc_per"
-
 /* Whether the C fold handles this flow's runs (else the SQL fold does). */
 extern bool scd1_batch_eligible(FlowDef *flow, ReadParams *params);
 
 /*
  * Reads and folds the run's events (events_sql), checks them against what
- * earlier runs applied, and registers SCD1_BATCH_RELATION with one row per
- * key: (__autocdc_id, keys, __autocdc_bu, __autocdc_bd, columns).  Sets
- * counts->read and counts->skipped.  Returns false, having applied nothing,
- * when the batch holds something the SQL fold must handle: a truncate, or a
- * bad event (the SQL fold then raises the error that names it).  Either
- * way the caller frees the batch with batch_release() (batch.h).
+ * earlier runs applied, and applies them to target and state, setting
+ * counts.  Returns false, having applied nothing, when the batch holds
+ * something the SQL fold must handle: a truncate, or a bad event (the SQL
+ * fold then raises the error that names it).  Either way the caller frees
+ * the batch with batch_release() (batch.h).
  */
 extern bool scd1_batch_fold(FlowDef *flow, ReadParams *params,
 							const char *events_sql, FlowCounts *counts);

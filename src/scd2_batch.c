@@ -44,16 +44,17 @@
 
 
 static void
-scd2_on_event(Batch *b, KeyFold *key, BatchEvent *ev, TupleTableSlot *slot)
+scd2_on_event(Batch *b, KeyFold *key, BatchEvent *ev, MinimalTuple row)
 {
 	Fold2	   *F = b->on_event_arg;
+	uint64		event = ev - b->events;
 
-	if (b->nevents > F->maxrows)
+	if (event >= F->maxrows)
 	{
 		F->maxrows *= 2;
 		F->rows = repalloc_huge(F->rows, sizeof(MinimalTuple) * F->maxrows);
 	}
-	F->rows[b->nevents - 1] = ExecCopySlotMinimalTuple(slot);
+	F->rows[event] = row;
 }
 
 bool

@@ -144,25 +144,6 @@ put_tid(Tuplestorestate *store, TupleDesc desc, Version *old, Version *nv)
 	tuplestore_putvalues(store, desc, values, nulls);
 }
 
-/*
- * Runs a statement that joins a relation of tids to the target by ctid:
- * as a nested loop of TID lookups, which the planner, estimating the
- * relation at its full size, would rather make a hash join over a scan of
- * the whole target.
- */
-static void
-exec_by_tid(const char *sql)
-{
-	int			nest = NewGUCNestLevel();
-
-	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	spi_exec(sql, 0, NULL, NULL, NULL, false);
-	AtEOXact_GUC(true, nest);
-}
-
 /* Writes a tuplestore of versions: keys, values, __start_at, __end_at. */
 static void
 put_version(Fold2 *F, TupleDesc desc, Tuplestorestate *store, Version *v,
@@ -293,13 +274,13 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 				 0, NULL, NULL, NULL, false);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
 	if (ndel > 0)
-		exec_by_tid(psprintf("DELETE FROM %s t USING __autocdc_del d "
+		spi_exec_by_tid(psprintf("DELETE FROM %s t USING __autocdc_del d "
 							 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid", F->c->qtarget));
 	if (nclose > 0)
-		exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM __autocdc_close d "
+		spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM __autocdc_close d "
 							 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid", F->c->qtarget));
 	if (nreopen > 0)
-		exec_by_tid(psprintf("UPDATE %s t SET __end_at = NULL FROM __autocdc_reopen d "
+		spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = NULL FROM __autocdc_reopen d "
 							 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid", F->c->qtarget));
 	if (nins > 0)
 		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "

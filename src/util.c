@@ -125,6 +125,26 @@ spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	return rc;
 }
 
+/*
+ * Runs a statement that joins a relation of tids to a table by ctid, as a
+ * nested loop of TID lookups: the planner, estimating the relation at its
+ * full size, would rather make it a hash join over a scan of the whole
+ * table.  Returns the rows processed.
+ */
+uint64
+spi_exec_by_tid(const char *sql)
+{
+	int			nest = NewGUCNestLevel();
+
+	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	spi_exec(sql, 0, NULL, NULL, NULL, false);
+	AtEOXact_GUC(true, nest);
+	return SPI_processed;
+}
+
 /* Runs a statement on autocdc's own catalog as the extension owner. */
 void
 catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,

@@ -217,4 +217,45 @@ SELECT * FROM ts1;
 SELECT * FROM ts2 ORDER BY __start_at;
 SELECT flow, rows_read FROM autocdc.run('bf_ts') ORDER BY flow;
 
+-- Conflicts among events read out of order (the C fold compares only the
+-- events at or below a sequence their key had already): each case is a
+-- batch of one key, run by both folds; a conflict fails both with the same
+-- error, a batch without one applies the same rows.
+CREATE TABLE ls (id int, v int, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'l_c', source => 'ls', keys => ARRAY['id'], sequence_by => 'seq',
+  apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], pipeline => 'bf_lc');
+SELECT autocdc.create_auto_cdc_flow(target => 'l_sql', source => 'ls', keys => ARRAY['id'], sequence_by => 'seq',
+  apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], pipeline => 'bf_lsql');
+CREATE FUNCTION l_case(k int, evs int[]) RETURNS TABLE (fold text, status text, l_row text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  st_c text;
+  st_sql text;
+BEGIN
+  -- evs: (v, seq) pairs in the order read; v = -1 is a delete
+  INSERT INTO ls SELECT k, NULLIF(evs[i], -1), CASE WHEN evs[i] = -1 THEN 'D' ELSE 'U' END, evs[i + 1]
+    FROM generate_series(1, array_length(evs, 1), 2) i ORDER BY i;
+  SET LOCAL autocdc.batch_fold = on;
+  SELECT r.status INTO st_c FROM autocdc.run('bf_lc') r;
+  SET LOCAL autocdc.batch_fold = off;
+  SELECT r.status INTO st_sql FROM autocdc.run('bf_lsql') r;
+  RETURN QUERY SELECT 'c', st_c, (SELECT t::text FROM l_c t WHERE t.id = k)
+    UNION ALL SELECT 'sql', st_sql, (SELECT t::text FROM l_sql t WHERE t.id = k);
+  IF st_c = 'failed' THEN
+    DELETE FROM ls WHERE id = k;
+  END IF;
+END $$;
+-- the partner was read first, at the key's highest sequence
+SELECT * FROM l_case(1, ARRAY[1, 5, 2, 5]);
+-- both late
+SELECT * FROM l_case(2, ARRAY[1, 9, 1, 5, 2, 5]);
+-- one conflict among many late events of the key
+SELECT * FROM l_case(3, ARRAY[0, 100, 50, 50, 49, 49, 48, 48, 47, 47, 46, 46, 45, 45, 44, 44, 99, 45, 43, 43]);
+-- an upsert and a delete, both late
+SELECT * FROM l_case(4, ARRAY[1, 9, 1, 5, -1, 5]);
+-- late exact duplicates and late events at new sequences: no conflict
+SELECT * FROM l_case(5, ARRAY[1, 1, 2, 10, 7, 3, 1, 1, 2, 10, -1, 4, -1, 4]);
+-- alternating high and low sequences, each event read twice: no conflict
+SELECT * FROM l_case(6, ARRAY[1, 1, 100, 100, 1, 1, 2, 2, 101, 101, 2, 2, 100, 100, 3, 3]);
+
 RESET search_path;
