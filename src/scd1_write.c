@@ -110,6 +110,20 @@ later_seq(Batch *b, bool has_x, Datum x, bool has_y, Datum y, Datum *later)
 	return true;
 }
 
+/* A change's first columns: the stored row's tid, or a new row's keys. */
+static int
+put_row_id(Datum *values, bool stored, ItemPointer tid, Datum *keys, int nk)
+{
+	if (stored)
+	{
+		values[0] = PointerGetDatum(tid);
+		return 1;
+	}
+	for (int i = 0; i < nk; i++)
+		values[i] = keys[i];
+	return nk;
+}
+
 /* "t.c = u.c, ..." or " AND <t.c = u.c, NULLs equal> ..." over the flow's columns. */
 static void
 append_columns(StringInfo sql, Batch *b, bool compare)
@@ -198,7 +212,7 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 		bool		live = has_ups &&
 			(!has_del || batch_seq_cmp(b, n_ups, n_del) > 0) &&
 			(!has_mark || batch_seq_cmp(b, n_ups, mark) >= 0);
-		bool		dead_same;
+		bool		same_del;
 
 		if ((n & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -219,47 +233,31 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 		}
 		else if (live && u_wins && (!a->has_row || ncols > 0))
 		{
-			Change	   *ch = a->has_row ? &upd : &ins;
-			int			at = 0;
+			int			at = put_row_id(values, a->has_row, &a->row_tid, keys, nk);
 
-			if (a->has_row)
-				values[at++] = PointerGetDatum(&a->row_tid);
-			else
-				for (int i = 0; i < nk; i++)
-					values[at++] = keys[i];
 			for (int i = 0; i < ncols; i++)
 			{
 				values[at + i] = wslot->tts_values[b->kind_att + 1 + i];
 				nulls[at + i] = wslot->tts_isnull[b->kind_att + 1 + i];
 			}
-			change_put(ch, values, nulls);
+			change_put(a->has_row ? &upd : &ins, values, nulls);
 			memset(nulls, 0, sizeof(bool) * (nk + ncols + 4));
 		}
 
-		/* the state: a key stays dead since the same delete */
-		dead_same = a->has_dead_at && same_seq(b, has_del, n_del, a->has_old_del, a->old_del);
-		if (a->has_state &&
-			live != a->has_dead_at &&
-			same_seq(b, has_ups, n_ups, a->has_old_ups, a->old_ups) &&
-			same_seq(b, has_del, n_del, a->has_old_del, a->old_del))
-			;					/* unchanged */
-		else
+		/* the state, where it changed; a key stays dead since the same delete */
+		same_del = same_seq(b, has_del, n_del, a->has_old_del, a->old_del);
+		if (!a->has_state || live == a->has_dead_at || !same_del ||
+			!same_seq(b, has_ups, n_ups, a->has_old_ups, a->old_ups))
 		{
-			Change	   *ch = a->has_state ? &stu : &sti;
-			int			at = 0;
+			int			at = put_row_id(values, a->has_state, &a->state_tid, keys, nk);
 
-			if (a->has_state)
-				values[at++] = PointerGetDatum(&a->state_tid);
-			else
-				for (int i = 0; i < nk; i++)
-					values[at++] = keys[i];
 			values[at] = n_ups;
 			nulls[at++] = !has_ups;
 			values[at] = n_del;
 			nulls[at++] = !has_del;
-			values[at] = live ? (Datum) 0 : dead_same ? a->dead_at : now;
+			values[at] = live ? (Datum) 0 : a->has_dead_at && same_del ? a->dead_at : now;
 			nulls[at++] = live;
-			change_put(ch, values, nulls);
+			change_put(a->has_state ? &stu : &sti, values, nulls);
 			memset(nulls, 0, sizeof(bool) * (nk + ncols + 4));
 		}
 		ExecClearTuple(wslot);
