@@ -53,13 +53,9 @@ typedef struct BatchReceiver
 
 /*
  * The batch of the flow being run.  Its memory is the subtransaction's, so
- * an error frees it; the relations' entries are static for the same
- * reason: a registration an error left behind can still be removed.
+ * an error frees it (its relations: batch_relation.c).
  */
-#define MAX_BATCH_RELATIONS 16
 static Batch *current_batch = NULL;
-static EphemeralNamedRelationData batch_enrs[MAX_BATCH_RELATIONS];
-static int	n_batch_enrs = 0;
 
 #if defined(__GNUC__) || defined(__clang__)
 #define prefetch_line(p) __builtin_prefetch(p)
@@ -616,51 +612,13 @@ batch_may_fold(FlowDef *f, ReadParams *p)
 	return OidIsValid(tc->lt_opr);
 }
 
-/* Hands a result to SQL as the relation "name", until batch_release. */
-void
-batch_register(const char *name, TupleDesc desc, Tuplestorestate *store,
-			   uint64 ntuples)
-{
-	EphemeralNamedRelation enr;
-	MemoryContext old;
-	int			rc;
-
-	if (n_batch_enrs == MAX_BATCH_RELATIONS)
-		elog(ERROR, "autocdc: too many batch relations");
-	enr = &batch_enrs[n_batch_enrs++];
-	memset(enr, 0, sizeof(*enr));
-	enr->md.name = (char *) name;	/* a literal */
-	enr->md.reliddesc = InvalidOid;
-	enr->md.tupdesc = desc;
-	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
-	enr->md.enrtuples = ntuples;
-	enr->reldata = store;
-
-	/*
-	 * SPI keeps its list of relations in the memory current at the first
-	 * registration; that must outlive every batch of the run.
-	 */
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	rc = SPI_register_relation(enr);
-	MemoryContextSwitchTo(old);
-	if (rc != SPI_OK_REL_REGISTER)
-		elog(ERROR, "autocdc: could not register relation %s", name);
-}
-
-static void
-batch_release_relations(void)
-{
-	while (n_batch_enrs > 0)
-		SPI_unregister_relation(batch_enrs[--n_batch_enrs].md.name);
-}
-
 Batch *
 batch_begin(FlowDef *f, BatchEventHook on_event, void *arg)
 {
 	Batch	   *b;
 	TypeCacheEntry *tc;
 
-	batch_release_relations();
+	batch_unregister_relations();
 	current_batch = NULL;
 	b = MemoryContextAllocZero(CurTransactionContext, sizeof(Batch));
 	b->cxt = AllocSetContextCreate(CurTransactionContext, "autocdc batch fold",
@@ -742,7 +700,7 @@ batch_release(void)
 {
 	Batch	   *b = current_batch;
 
-	batch_release_relations();
+	batch_unregister_relations();
 	if (b == NULL)
 		return;
 	current_batch = NULL;

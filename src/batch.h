@@ -2,8 +2,9 @@
  * batch.h
  *	  A run's events read in C, in one pass: each event numbered by its key
  *	  through a hash table, its sequence and a hash of its values kept; the
- *	  folds (scd1_batch.c, scd2_batch.c) add what they need per event.  Also
- *	  the ephemeral relations through which they hand results to SQL.
+ *	  folds (scd1_batch.c, scd2_batch.c) add what they need per event
+ *	  (batch.c).  Also the ephemeral relations through which they hand
+ *	  results to SQL (batch_relation.c).
  *-------------------------------------------------------------------------
  */
 #ifndef AUTOCDC_BATCH_H
@@ -160,8 +161,39 @@ extern Datum batch_key_value(Batch *b, uint32 id, int i);
 extern uint32 *batch_key_order(Batch *b);
 extern uint64 batch_values_hash(TupleDesc desc, int first, Datum *values,
 								bool *isnull);
-extern void batch_register(const char *name, TupleDesc desc,
-						   Tuplestorestate *store, uint64 ntuples);
 extern void batch_release(void);
+extern void batch_unregister_relations(void);	/* batch_release's */
+
+/*
+ * A relation for SQL built row by row: begun on a descriptor, filled, then
+ * registered for SPI under its name until batch_release.
+ */
+typedef struct BatchRelation
+{
+	const char *name;
+	TupleDesc	desc;
+	Tuplestorestate *store;
+	uint64		n;
+} BatchRelation;
+
+extern void batch_relation_begin(BatchRelation *r, const char *name, TupleDesc desc);
+extern void batch_relation_put(BatchRelation *r, Datum *values, bool *nulls);
+extern bool batch_relation_register(BatchRelation *r);	/* false when empty */
+
+/* Descriptors: (idname int4, keys as the events have them, "extra" more) */
+extern TupleDesc batch_keyed_desc(Batch *b, const char *idname, int extra);
+/* (__autocdc_tid, "extra" more) */
+extern TupleDesc batch_tid_desc(int extra);
+/* attribute attno as "name" of the sequence's type */
+extern void batch_seq_entry(Batch *b, TupleDesc desc, int attno, const char *name);
+
+/*
+ * values[0] := key number id, values[1..nkeys] := its key, as "keys" spells
+ * it when given (equal keys may differ in binary: numeric 1.0 and 1.00).
+ */
+extern void batch_put_key(Batch *b, uint32 id, Datum *keys, Datum *values,
+						  bool *nulls);
+extern void batch_register_keys(Batch *b, const char *name, const char *idname,
+								uint32 *order);
 
 #endif							/* AUTOCDC_BATCH_H */

@@ -31,6 +31,11 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+/* The relation of the batch's keys: (__autocdc_id, keys). */
+#define KEYS_RELATION "__autocdc_keys"
+/* The target rows of keys whose applied upsert is read again: (__autocdc_tid, __autocdc_id). */
+#define REPLAYS_RELATION "__autocdc_replays"
+
 /*
  * The fold of one event into its key's entry.  Every event's row was kept;
  * the winner's is referenced, the others are garbage (batch.c compacts).
@@ -38,20 +43,20 @@
 static void
 scd1_on_event(Batch *b, KeyFold *fold, BatchEvent *ev, MinimalTuple row)
 {
-	ev->late = (fold->has_bu && batch_seq_cmp(b, ev->seq, fold->bu) <= 0) ||
-		(fold->has_bd && batch_seq_cmp(b, ev->seq, fold->bd) <= 0);
-	if (ev->kind == 'u')
+	/* the event against the key's latest upsert and delete so far (1: none yet) */
+	int			vs_bu = fold->has_bu ? batch_seq_cmp(b, ev->seq, fold->bu) : 1;
+	int			vs_bd = fold->has_bd ? batch_seq_cmp(b, ev->seq, fold->bd) : 1;
+
+	ev->late = vs_bu <= 0 || vs_bd <= 0;
+	if (ev->kind == 'u' && vs_bu > 0)
 	{
-		if (!fold->has_bu || batch_seq_cmp(b, ev->seq, fold->bu) > 0)
-		{
-			fold->bu = ev->seq;
-			fold->has_bu = true;
-			fold->winner = row;
-			b->live_row_bytes += row->t_len - (Size) fold->winner_len;
-			fold->winner_len = row->t_len;
-		}
+		fold->bu = ev->seq;
+		fold->has_bu = true;
+		fold->winner = row;
+		b->live_row_bytes += row->t_len - (Size) fold->winner_len;
+		fold->winner_len = row->t_len;
 	}
-	else if (!fold->has_bd || batch_seq_cmp(b, ev->seq, fold->bd) > 0)
+	else if (ev->kind == 'd' && vs_bd > 0)
 	{
 		fold->bd = ev->seq;
 		fold->has_bd = true;
@@ -160,32 +165,6 @@ batch_has_conflict(Batch *b)
 }
 
 /*
- * The batch's keys, (__autocdc_id, keys), in the keys' order, as the
- * relation the reads of state and target join.  Returns that order.
- */
-static uint32 *
-batch_register_keys(Batch *b)
-{
-	TupleDesc	desc = CreateTemplateTupleDesc(1 + b->nkeys);
-	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	Datum	   *values = palloc(sizeof(Datum) * (1 + b->nkeys));
-	bool	   *nulls = palloc0(sizeof(bool) * (1 + b->nkeys));
-	uint32	   *order = batch_key_order(b);
-
-	TupleDescInitEntry(desc, 1, "__autocdc_id", INT4OID, -1, 0);
-	scd1_key_entries(b, desc, 2);
-	for (uint32 n = 0; n < b->nkeysets; n++)
-	{
-		values[0] = Int32GetDatum((int32) order[n]);
-		for (int i = 0; i < b->nkeys; i++)
-			values[1 + i] = batch_key_value(b, order[n], i);
-		tuplestore_putvalues(store, desc, values, nulls);
-	}
-	batch_register(KEYS_RELATION, desc, store, b->nkeysets);
-	return order;
-}
-
-/*
  * Reads into "applied" the state of the batch's keys and where the target
  * holds their rows (and the row's values where an event may repeat the
  * applied upsert); then the checks against what earlier runs applied, and
@@ -261,11 +240,12 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 	{
 		BatchEvent *ev = &b->events[i];
 		KeyApplied *fold = &applied[ev->id];
+		bool		under_mark = has_mark && batch_seq_cmp(b, ev->seq, mark) < 0;
 
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 
-		if (has_mark && batch_seq_cmp(b, ev->seq, mark) < 0)
+		if (under_mark)
 			(*skipped)++;
 		if (!fold->has_state)
 			continue;
@@ -281,7 +261,7 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 			fold->replay_hash = ev->values_hash;
 			cands[ncands++] = ev->id;
 		}
-		if (has_mark && batch_seq_cmp(b, ev->seq, mark) < 0)
+		if (under_mark)
 			continue;			/* counted */
 		if ((fold->has_old_ups && batch_seq_cmp(b, ev->seq, fold->old_ups) <= 0) ||
 			(fold->has_old_del && batch_seq_cmp(b, ev->seq, fold->old_del) <= 0))
@@ -292,26 +272,22 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 
 	/* Replays of applied upserts: their values must be the target row's. */
 	{
-		TupleDesc	desc = CreateTemplateTupleDesc(2);
-		Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-		uint64		nrows = 0;
+		TupleDesc	desc = batch_tid_desc(1);
+		BatchRelation replays;
 
-		TupleDescInitEntry(desc, 1, "__autocdc_id", INT4OID, -1, 0);
-		TupleDescInitEntry(desc, 2, "__autocdc_tid", TIDOID, -1, 0);
+		TupleDescInitEntry(desc, 2, "__autocdc_id", INT4OID, -1, 0);
+		batch_relation_begin(&replays, REPLAYS_RELATION, desc);
 		for (int i = 0; i < ncands; i++)
 		{
 			KeyApplied *fold = &applied[cands[i]];
-			Datum		row[2] = {Int32GetDatum((int32) cands[i]), PointerGetDatum(&fold->row_tid)};
+			Datum		row[2] = {PointerGetDatum(&fold->row_tid), Int32GetDatum((int32) cands[i])};
 			bool		rownulls[2] = {false, false};
 
-			if (!fold->has_row)
-				continue;		/* nothing to compare with */
-			tuplestore_putvalues(store, desc, row, rownulls);
-			nrows++;
+			if (fold->has_row)	/* else nothing to compare with */
+				batch_relation_put(&replays, row, rownulls);
 		}
-		if (nrows == 0)
+		if (!batch_relation_register(&replays))
 			return true;
-		batch_register(REPLAYS_RELATION, desc, store, nrows);
 		resetStringInfo(&sql);
 		appendStringInfoString(&sql, "SELECT r.__autocdc_id");
 		foreach(lc, f->columns)
@@ -377,7 +353,8 @@ scd1_batch_fold(FlowDef *f, ReadParams *p, const char *events_sql,
 			mark = OidInputFunctionCall(in, p->truncate_seq, ioparam, -1);
 		}
 		counts->read = b->nevents;
-		order = batch_register_keys(b);
+		order = batch_key_order(b);
+		batch_register_keys(b, KEYS_RELATION, "__autocdc_id", order);
 		applied = palloc0(sizeof(KeyApplied) * Max(b->nkeysets, 1));
 		ok = batch_check_applied(b, applied, has_mark, mark, &counts->skipped);
 		if (ok)

@@ -10,11 +10,6 @@
 
 #include "storage/itemptr.h"
 
-/* The relation of the batch's keys: (__autocdc_id, keys). */
-#define KEYS_RELATION "__autocdc_keys"
-/* The target rows of keys whose applied upsert is read again: (__autocdc_id, __autocdc_tid). */
-#define REPLAYS_RELATION "__autocdc_replays"
-
 /* Per key, what earlier runs applied: its state row and its target row. */
 typedef struct KeyApplied
 {
@@ -31,9 +26,6 @@ typedef struct KeyApplied
 	ItemPointerData row_tid;
 	uint64		replay_hash;	/* that event's values_hash */
 } KeyApplied;
-
-/* Entries for the key columns, as the events have them, from attribute "first". */
-extern void scd1_key_entries(Batch *b, TupleDesc desc, int first);
 
 /*
  * Folds each key of the batch with what was applied (the SQL fold's

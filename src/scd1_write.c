@@ -21,54 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-/* One relation of changes being built. */
-typedef struct Change
-{
-	const char *name;
-	TupleDesc	desc;
-	Tuplestorestate *store;
-	uint64		n;
-} Change;
-
-static void
-change_begin(Change *ch, const char *name, int natts)
-{
-	ch->name = name;
-	ch->desc = CreateTemplateTupleDesc(natts);
-	ch->store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	ch->n = 0;
-}
-
-static void
-change_put(Change *ch, Datum *values, bool *nulls)
-{
-	tuplestore_putvalues(ch->store, ch->desc, values, nulls);
-	ch->n++;
-}
-
-/* Registers the relation for the statement that applies it; false when empty. */
-static bool
-change_register(Change *ch)
-{
-	if (ch->n == 0)
-		return false;
-	batch_register(ch->name, ch->desc, ch->store, ch->n);
-	return true;
-}
-
-void
-scd1_key_entries(Batch *b, TupleDesc desc, int first)
-{
-	for (int i = 0; i < b->nkeys; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
-
-		TupleDescInitEntry(desc, first + i, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
-		TupleDescInitEntryCollation(desc, first + i, att->attcollation);
-	}
-}
-
-/* The flow's columns, as the events have them after __autocdc_kind. */
+/* Entries for the flow's columns, as the events have them after __autocdc_kind. */
 static void
 column_entries(Batch *b, TupleDesc desc, int first)
 {
@@ -82,14 +35,12 @@ column_entries(Batch *b, TupleDesc desc, int first)
 	}
 }
 
-/* The state's two sequences and when the key died. */
+/* Entries for the state's two sequences and when the key died. */
 static void
 state_entries(Batch *b, TupleDesc desc, int first)
 {
-	Form_pg_attribute seq = TupleDescAttr(b->evdesc, b->seq_att);
-
-	TupleDescInitEntry(desc, first, "__autocdc_upsert_seq", seq->atttypid, seq->atttypmod, 0);
-	TupleDescInitEntry(desc, first + 1, "__autocdc_delete_seq", seq->atttypid, seq->atttypmod, 0);
+	batch_seq_entry(b, desc, first, "__autocdc_upsert_seq");
+	batch_seq_entry(b, desc, first + 1, "__autocdc_delete_seq");
 	TupleDescInitEntry(desc, first + 2, "__autocdc_deleted_at", TIMESTAMPTZOID, -1, 0);
 }
 
@@ -110,56 +61,40 @@ later_seq(Batch *b, bool has_x, Datum x, bool has_y, Datum y, Datum *later)
 	return true;
 }
 
-/* A change's first columns: the stored row's tid, or a new row's keys. */
+/* A change's first columns: the stored row's tid, or a new row's key number and keys. */
 static int
-put_row_id(Datum *values, bool stored, ItemPointer tid, Datum *keys, int nk)
+put_row_id(Batch *b, uint32 id, Datum *keys, bool stored, ItemPointer tid,
+		   Datum *values, bool *nulls)
 {
 	if (stored)
 	{
 		values[0] = PointerGetDatum(tid);
+		nulls[0] = false;
 		return 1;
 	}
-	for (int i = 0; i < nk; i++)
-		values[i] = keys[i];
-	return nk;
+	batch_put_key(b, id, keys, values, nulls);
+	return 1 + b->nkeys;
 }
 
 /* "t.c = u.c, ..." or " AND <t.c = u.c, NULLs equal> ..." over the flow's columns. */
 static void
-append_columns(StringInfo sql, Batch *b, bool compare)
+append_columns(StringInfo sql, FlowDef *f, bool compare)
 {
-	for (int i = b->kind_att + 1; i < b->evdesc->natts; i++)
+	ListCell   *lc;
+
+	foreach(lc, f->columns)
 	{
-		const char *name = NameStr(TupleDescAttr(b->evdesc, i)->attname);
-		const char *col = quote_identifier(name);
+		const char *col = quote_identifier(lfirst(lc));
 
 		if (compare)
 		{
 			appendStringInfoString(sql, " AND ");
 			append_nullsafe_eq(sql, psprintf("t.%s", col), psprintf("u.%s", col),
-							   target_type(b->flow, name));
+							   target_type(f, lfirst(lc)));
 		}
 		else
-			appendStringInfo(sql, "%s%s = u.%s", i > b->kind_att + 1 ? ", " : "", col, col);
+			appendStringInfo(sql, "%s%s = u.%s", foreach_current_index(lc) > 0 ? ", " : "", col, col);
 	}
-}
-
-/* "k1, ..., c1, ..." with prefix */
-static char *
-insert_columns(Batch *b, const char *prefix, bool with_columns)
-{
-	StringInfoData s;
-	int			last = with_columns ? b->evdesc->natts : b->nkeys;
-
-	initStringInfo(&s);
-	for (int i = 0; i < last; i++)
-	{
-		if (i == b->seq_att || i == b->kind_att)
-			continue;
-		appendStringInfo(&s, "%s%s%s", s.len > 0 ? ", " : "", prefix,
-						 quote_identifier(NameStr(TupleDescAttr(b->evdesc, i)->attname)));
-	}
-	return s.data;
 }
 
 void
@@ -169,13 +104,15 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 	FlowDef    *f = b->flow;
 	int			nk = b->nkeys;
 	int			ncols = b->evdesc->natts - b->kind_att - 1;
-	Change		del,
+	BatchRelation del,			/* target rows, by tid */
 				upd,
-				ins,
-				stu,
-				sti;
-	Datum	   *values = palloc(sizeof(Datum) * (nk + ncols + 4));
-	bool	   *nulls = palloc0(sizeof(bool) * (nk + ncols + 4));
+				ins,			/* target rows, new */
+				stu,			/* state rows, by tid */
+				sti;			/* state rows, new */
+	TupleDesc	desc;
+	int			natts = 1 + nk + ncols + 3;
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *nulls = palloc0(sizeof(bool) * natts);
 	Datum	   *keys = palloc(sizeof(Datum) * nk);
 	TupleTableSlot *wslot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
 	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
@@ -183,20 +120,19 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 	char	   *qstate = rel_qualified_name(f->state);
 	StringInfoData sql;
 
-	change_begin(&del, "__autocdc_del", 1);
-	TupleDescInitEntry(del.desc, 1, "__autocdc_tid", TIDOID, -1, 0);
-	change_begin(&upd, "__autocdc_upd", 1 + ncols);
-	TupleDescInitEntry(upd.desc, 1, "__autocdc_tid", TIDOID, -1, 0);
-	column_entries(b, upd.desc, 2);
-	change_begin(&ins, "__autocdc_ins", nk + ncols);
-	scd1_key_entries(b, ins.desc, 1);
-	column_entries(b, ins.desc, 1 + nk);
-	change_begin(&stu, "__autocdc_stu", 4);
-	TupleDescInitEntry(stu.desc, 1, "__autocdc_tid", TIDOID, -1, 0);
-	state_entries(b, stu.desc, 2);
-	change_begin(&sti, "__autocdc_sti", nk + 3);
-	scd1_key_entries(b, sti.desc, 1);
-	state_entries(b, sti.desc, 1 + nk);
+	batch_relation_begin(&del, "__autocdc_del", batch_tid_desc(0));
+	desc = batch_tid_desc(ncols);
+	column_entries(b, desc, 2);
+	batch_relation_begin(&upd, "__autocdc_upd", desc);
+	desc = batch_keyed_desc(b, "__autocdc_id", ncols);
+	column_entries(b, desc, 2 + nk);
+	batch_relation_begin(&ins, "__autocdc_ins", desc);
+	desc = batch_tid_desc(3);
+	state_entries(b, desc, 2);
+	batch_relation_begin(&stu, "__autocdc_stu", desc);
+	desc = batch_keyed_desc(b, "__autocdc_id", 3);
+	state_entries(b, desc, 2 + nk);
+	batch_relation_begin(&sti, "__autocdc_sti", desc);
 
 	for (uint32 n = 0; n < b->nkeysets; n++)
 	{
@@ -228,20 +164,19 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 		/* the target row */
 		if (a->has_row && !live)
 		{
-			values[0] = PointerGetDatum(&a->row_tid);
-			change_put(&del, values, nulls);
+			put_row_id(b, id, keys, true, &a->row_tid, values, nulls);
+			batch_relation_put(&del, values, nulls);
 		}
 		else if (live && u_wins && (!a->has_row || ncols > 0))
 		{
-			int			at = put_row_id(values, a->has_row, &a->row_tid, keys, nk);
+			int			at = put_row_id(b, id, keys, a->has_row, &a->row_tid, values, nulls);
 
 			for (int i = 0; i < ncols; i++)
 			{
 				values[at + i] = wslot->tts_values[b->kind_att + 1 + i];
 				nulls[at + i] = wslot->tts_isnull[b->kind_att + 1 + i];
 			}
-			change_put(a->has_row ? &upd : &ins, values, nulls);
-			memset(nulls, 0, sizeof(bool) * (nk + ncols + 4));
+			batch_relation_put(a->has_row ? &upd : &ins, values, nulls);
 		}
 
 		/* the state, where it changed; a key stays dead since the same delete */
@@ -249,7 +184,7 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 		if (!a->has_state || live == a->has_dead_at || !same_del ||
 			!same_seq(b, has_ups, n_ups, a->has_old_ups, a->old_ups))
 		{
-			int			at = put_row_id(values, a->has_state, &a->state_tid, keys, nk);
+			int			at = put_row_id(b, id, keys, a->has_state, &a->state_tid, values, nulls);
 
 			values[at] = n_ups;
 			nulls[at++] = !has_ups;
@@ -257,8 +192,7 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 			nulls[at++] = !has_del;
 			values[at] = live ? (Datum) 0 : a->has_dead_at && same_del ? a->dead_at : now;
 			nulls[at++] = live;
-			change_put(a->has_state ? &stu : &sti, values, nulls);
-			memset(nulls, 0, sizeof(bool) * (nk + ncols + 4));
+			batch_relation_put(a->has_state ? &stu : &sti, values, nulls);
 		}
 		ExecClearTuple(wslot);
 	}
@@ -266,36 +200,42 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 
 	counts->upserted = counts->deleted = 0;
 	initStringInfo(&sql);
-	if (change_register(&del))
+	if (batch_relation_register(&del))
 		counts->deleted = spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s u WHERE "
 												   "t.ctid OPERATOR(pg_catalog.=) u.__autocdc_tid",
 												   qtarget, del.name));
-	if (change_register(&upd))
+	if (batch_relation_register(&upd))
 	{
 		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
-		append_columns(&sql, b, false);
+		append_columns(&sql, f, false);
 		appendStringInfo(&sql, " FROM %s u WHERE t.ctid OPERATOR(pg_catalog.=) u.__autocdc_tid "
 						 "AND NOT (true", upd.name);
-		append_columns(&sql, b, true);
+		append_columns(&sql, f, true);
 		appendStringInfoChar(&sql, ')');
 		counts->upserted += spi_exec_by_tid(sql.data);
 	}
-	if (change_register(&ins))
+	if (batch_relation_register(&ins))
 	{
-		spi_exec(psprintf("INSERT INTO %s (%s) SELECT %s FROM %s u", qtarget,
-						  insert_columns(b, "", true), insert_columns(b, "u.", true), ins.name),
-				 0, NULL, NULL, NULL, false);
+		List	   *written = list_concat_copy(f->keys, f->columns);
+
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "INSERT INTO %s (", qtarget);
+		append_column_list(&sql, written, NULL);
+		appendStringInfoString(&sql, ") SELECT ");
+		append_column_list(&sql, written, "u");
+		appendStringInfo(&sql, " FROM %s u", ins.name);
+		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 		counts->upserted += SPI_processed;
 	}
-	if (change_register(&stu))
+	if (batch_relation_register(&stu))
 		spi_exec_by_tid(psprintf("UPDATE %s t SET __autocdc_upsert_seq = u.__autocdc_upsert_seq, "
 								 "__autocdc_delete_seq = u.__autocdc_delete_seq, "
 								 "__autocdc_deleted_at = u.__autocdc_deleted_at FROM %s u "
 								 "WHERE t.ctid OPERATOR(pg_catalog.=) u.__autocdc_tid", qstate, stu.name));
-	if (change_register(&sti))
+	if (batch_relation_register(&sti))
 		spi_exec(psprintf("INSERT INTO %s (%s, __autocdc_upsert_seq, __autocdc_delete_seq, "
 						  "__autocdc_deleted_at) SELECT %s, u.__autocdc_upsert_seq, "
 						  "u.__autocdc_delete_seq, u.__autocdc_deleted_at FROM %s u",
-						  qstate, insert_columns(b, "", false), insert_columns(b, "u.", false), sti.name),
+						  qstate, validate_prefixed_keys(f, NULL), validate_prefixed_keys(f, "u"), sti.name),
 				 0, NULL, NULL, NULL, false);
 }

@@ -191,11 +191,11 @@ distinct_events(Fold2 *F)
 	Batch	   *b = F->b;
 	EventPlace *order = palloc_extended(sizeof(EventPlace) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
-	uint32	   *keys = batch_key_order(b);
 
+	F->order = batch_key_order(b);
 	F->rank = palloc_extended(sizeof(uint32) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE);
 	for (uint32 k = 0; k < b->nkeysets; k++)
-		F->rank[keys[k]] = k;
+		F->rank[F->order[k]] = k;
 	for (uint64 i = 0; i < b->nevents; i++)
 	{
 		order[i].rank = F->rank[b->events[i].id];
@@ -237,32 +237,6 @@ distinct_events(Fold2 *F)
 	return true;
 }
 
-/* A tuple descriptor: key number, the keys, then "extra" entries added by the caller. */
-TupleDesc
-keyed_desc(Fold2 *F, const char *idname, int extra)
-{
-	Batch	   *b = F->b;
-	TupleDesc	desc = CreateTemplateTupleDesc(1 + b->nkeys + extra);
-
-	TupleDescInitEntry(desc, 1, idname, INT4OID, -1, 0);
-	for (int i = 0; i < b->nkeys; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
-
-		TupleDescInitEntry(desc, 2 + i, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
-		TupleDescInitEntryCollation(desc, 2 + i, att->attcollation);
-	}
-	return desc;
-}
-
-void
-init_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
-{
-	Form_pg_attribute att = TupleDescAttr(F->b->evdesc, F->b->seq_att);
-
-	TupleDescInitEntry(desc, attno, name, att->atttypid, att->atttypmod, 0);
-}
-
 void
 init_value_entries(Fold2 *F, TupleDesc desc, int first)
 {
@@ -271,22 +245,6 @@ init_value_entries(Fold2 *F, TupleDesc desc, int first)
 		TupleDescInitEntry(desc, first + j, F->names[j], F->valatt[j]->atttypid,
 						   F->valatt[j]->atttypmod, 0);
 		TupleDescInitEntryCollation(desc, first + j, F->valatt[j]->attcollation);
-	}
-}
-
-/*
- * values[0] := key number id, values[1..nkeys] := its key, as "keys" spells
- * it when given (equal keys may differ in binary: numeric 1.0 and 1.00).
- */
-void
-put_key(Fold2 *F, uint32 id, Datum *keys, Datum *values, bool *nulls)
-{
-	values[0] = Int32GetDatum((int32) id);
-	nulls[0] = false;
-	for (int i = 0; i < F->b->nkeys; i++)
-	{
-		values[1 + i] = keys ? keys[i] : batch_key_value(F->b, id, i);
-		nulls[1 + i] = false;
 	}
 }
 
@@ -335,21 +293,12 @@ read_keys(Fold2 *F)
 {
 	Batch	   *b = F->b;
 	FlowDef    *f = F->f;
-	TupleDesc	desc = keyed_desc(F, "__autocdc_k", 0);
-	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
-	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
 	StringInfoData sql;
 	SPITupleTable *tt;
 
 	F->modes = palloc_extended(sizeof(KeyMode) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (uint32 k = 0; k < b->nkeysets; k++)
-	{
-		put_key(F, k, NULL, values, nulls);
-		tuplestore_putvalues(store, desc, values, nulls);
-	}
-	batch_register("__autocdc_aff", desc, store, b->nkeysets);
+	batch_register_keys(b, "__autocdc_aff", "__autocdc_k", F->order);
 
 	/* the open version by the partial unique index, the highest sequence by the store's key */
 	initStringInfo(&sql);
@@ -399,30 +348,28 @@ static bool
 check_stored(Fold2 *F)
 {
 	FlowDef    *f = F->f;
-	TupleDesc	desc = keyed_desc(F, "__autocdc_i", 1);
-	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
+	TupleDesc	desc = batch_keyed_desc(F->b, "__autocdc_i", 1);
+	BatchRelation ev2;
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 	StringInfoData sql;
 	SPITupleTable *tt;
-	uint64		n = 0;
 
-	init_seq_entry(F, desc, desc->natts, "__autocdc_seq");
+	batch_seq_entry(F->b, desc, desc->natts, "__autocdc_seq");
+	batch_relation_begin(&ev2, "__autocdc_ev2", desc);
 	for (uint64 i = 0; i < F->nevs; i++)
 	{
 		KeyMode    *m = &F->modes[F->evs[i].key];
 
 		if (!m->has_max || batch_seq_cmp(F->b, F->evs[i].seq, m->max_stored) > 0)
 			continue;
-		put_key(F, F->evs[i].key, NULL, values, nulls);
+		batch_put_key(F->b, F->evs[i].key, NULL, values, nulls);
 		values[0] = Int32GetDatum((int32) i);
 		values[desc->natts - 1] = F->evs[i].seq;
 		nulls[desc->natts - 1] = false;
-		tuplestore_putvalues(store, desc, values, nulls);
-		n++;
+		batch_relation_put(&ev2, values, nulls);
 	}
-	batch_register("__autocdc_ev2", desc, store, n);
-	if (n == 0)
+	if (!batch_relation_register(&ev2))
 		return true;
 
 	/* one index lookup per event (OFFSET 0 keeps the lateral a lateral) */
@@ -476,18 +423,18 @@ read_modes(Fold2 *F)
 {
 	Batch	   *b = F->b;
 	FlowDef    *f = F->f;
-	TupleDesc	desc = keyed_desc(F, "__autocdc_k", 1);
-	TupleDesc	mdesc = keyed_desc(F, "__autocdc_k", 1);
-	Tuplestorestate *store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	Tuplestorestate *mstore;
+	TupleDesc	desc = batch_keyed_desc(b, "__autocdc_k", 1);
+	TupleDesc	mdesc = batch_keyed_desc(b, "__autocdc_k", 1);
+	BatchRelation loose,		/* (__autocdc_k, keys, __autocdc_smin) */
+				mode;			/* (__autocdc_k, keys, __autocdc_pdel) */
 	int			base = 1 + b->nkeys;
 	Datum	   *values = palloc(sizeof(Datum) * (base + 1));
 	bool	   *nulls = palloc(sizeof(bool) * (base + 1));
 	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
 	StringInfoData sql;
-	uint64		nloose = 0;
 
-	init_seq_entry(F, desc, base + 1, "__autocdc_smin");
+	batch_seq_entry(b, desc, base + 1, "__autocdc_smin");
+	batch_relation_begin(&loose, "__autocdc_aff2", desc);
 	for (uint64 i = 0; i < F->nevs; i++)
 	{
 		Ev		   *e = &F->evs[i];
@@ -501,14 +448,12 @@ read_modes(Fold2 *F)
 			(!m->has_max || batch_seq_cmp(b, m->max_stored, m->smin) < 0);
 		if (m->anchored)
 			continue;
-		put_key(F, e->key, NULL, values, nulls);
+		batch_put_key(b, e->key, NULL, values, nulls);
 		values[base] = e->seq;
 		nulls[base] = false;
-		tuplestore_putvalues(store, desc, values, nulls);
-		nloose++;
+		batch_relation_put(&loose, values, nulls);
 	}
-	batch_register("__autocdc_aff2", desc, store, nloose);
-	if (nloose > 0)
+	if (batch_relation_register(&loose))
 	{
 		SPITupleTable *tt;
 
@@ -518,7 +463,7 @@ read_modes(Fold2 *F)
 		append_keys_match(&sql, f, "s", "a");
 		appendStringInfoString(&sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
 		append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
-		appendStringInfoString(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff2 a");
+		appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM %s a", loose.name);
 		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 		tt = SPI_tuptable;
 		for (uint64 r = 0; r < SPI_processed; r++)
@@ -535,22 +480,37 @@ read_modes(Fold2 *F)
 		SPI_freetuptable(tt);
 	}
 
-	/* (__autocdc_k, keys, __autocdc_pdel) of the keys not anchored */
-	init_seq_entry(F, mdesc, base + 1, "__autocdc_pdel");
-	mstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	for (uint32 k = 0; k < b->nkeysets; k++)
+	/* the keys not anchored, with where their fold starts, in the keys' order */
+	batch_seq_entry(b, mdesc, base + 1, "__autocdc_pdel");
+	batch_relation_begin(&mode, "__autocdc_mode", mdesc);
+	for (uint32 n = 0; n < b->nkeysets; n++)
 	{
+		uint32		k = F->order[n];
 		KeyMode    *m = &F->modes[k];
 
 		if (!m->touched || m->anchored)
 			continue;
-		put_key(F, k, NULL, values, nulls);
+		batch_put_key(b, k, NULL, values, nulls);
 		values[base] = m->pdel;
 		nulls[base] = !m->has_pdel;
-		tuplestore_putvalues(mstore, mdesc, values, nulls);
+		batch_relation_put(&mode, values, nulls);
 	}
-	batch_register("__autocdc_mode", mdesc, mstore, nloose);
-	return nloose;
+	batch_relation_register(&mode);
+	return mode.n;
+}
+
+/*
+ * "SELECT m.__autocdc_k, <cols> FROM __autocdc_mode m CROSS JOIN LATERAL
+ * (SELECT a.ctid, a.* FROM <rel> a WHERE <a's keys = m's>", for the caller
+ * to finish: a lookup per key not anchored.
+ */
+static void
+append_mode_lateral(StringInfo sql, Fold2 *F, const char *cols, const char *rel,
+					const char *a)
+{
+	appendStringInfo(sql, "SELECT m.__autocdc_k, %s FROM __autocdc_mode m CROSS JOIN LATERAL "
+					 "(SELECT %s.ctid, %s.* FROM %s %s WHERE ", cols, a, a, rel, a);
+	append_keys_match(sql, F->f, a, "m");
 }
 
 /*
@@ -574,10 +534,9 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 	if (nloose > 0)
 	{
 		initStringInfo(&sql);
-		appendStringInfo(&sql, "SELECT m.__autocdc_k, s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit%s, %s "
-						 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
-						 value_list(F, "s"), validate_prefixed_keys(f, "s"), F->c->qevents);
-		append_keys_match(&sql, f, "s", "m");
+		append_mode_lateral(&sql, F, psprintf("s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit%s, %s",
+											  value_list(F, "s"), validate_prefixed_keys(f, "s")),
+							F->c->qevents, "s");
 		appendStringInfoString(&sql, " AND (m.__autocdc_pdel IS NULL OR ");
 		append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
 		appendStringInfoString(&sql, ") OFFSET 0) s");
@@ -587,18 +546,22 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 
 		/* two branches, so that each is a range scan of the (keys, __start_at) index */
 		resetStringInfo(&sql);
-		appendStringInfo(&sql, "SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s, %s "
-						 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
-						 value_list(F, "t"), validate_prefixed_keys(f, "t"), F->c->qtarget);
-		append_keys_match(&sql, f, "t", "m");
-		appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL OFFSET 0) t");
-		appendStringInfo(&sql, " UNION ALL SELECT m.__autocdc_k, t.ctid, t.__start_at, t.__end_at%s, %s "
-						 "FROM __autocdc_mode m CROSS JOIN LATERAL (SELECT t.ctid, t.* FROM %s t WHERE ",
-						 value_list(F, "t"), validate_prefixed_keys(f, "t"), F->c->qtarget);
-		append_keys_match(&sql, f, "t", "m");
-		appendStringInfoString(&sql, " AND ");
-		append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
-		appendStringInfoString(&sql, " OFFSET 0) t WHERE m.__autocdc_pdel IS NOT NULL");
+		for (int branch = 0; branch < 2; branch++)
+		{
+			if (branch > 0)
+				appendStringInfoString(&sql, " UNION ALL ");
+			append_mode_lateral(&sql, F, psprintf("t.ctid, t.__start_at, t.__end_at%s, %s",
+												  value_list(F, "t"), validate_prefixed_keys(f, "t")),
+								F->c->qtarget, "t");
+			if (branch == 0)
+				appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL OFFSET 0) t");
+			else
+			{
+				appendStringInfoString(&sql, " AND ");
+				append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
+				appendStringInfoString(&sql, " OFFSET 0) t WHERE m.__autocdc_pdel IS NOT NULL");
+			}
+		}
 		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 		ver_tt = SPI_tuptable;
 		nver = SPI_processed;

@@ -77,7 +77,8 @@ typedef struct Fold2
 	Ev		   *evs;			/* the batch's distinct events, by key and sequence */
 	uint64		nevs;
 	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
-	uint32	   *rank;			/* by key number: its place in the keys' order */
+	uint32	   *order;			/* key numbers in the keys' order (batch_key_order) */
+	uint32	   *rank;			/* by key number: its place in that order */
 } Fold2;
 
 
@@ -92,10 +93,7 @@ keyseq_cmp(Fold2 *F, uint32 ka, Datum sa, uint32 kc, Datum sc)
 
 extern bool vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull);
 extern int	version_order(const void *x, const void *y, void *arg);
-extern TupleDesc keyed_desc(Fold2 *F, const char *idname, int extra);
-extern void init_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);
 extern void init_value_entries(Fold2 *F, TupleDesc desc, int first);
-extern void put_key(Fold2 *F, uint32 id, Datum *keys, Datum *values, bool *nulls);
 extern char *value_list(Fold2 *F, const char *alias);
 
 /* scd2_write.c */

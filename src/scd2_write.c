@@ -14,7 +14,6 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 
 static Datum
@@ -125,43 +124,41 @@ same_end(Fold2 *F, Version *a, Version *b)
 }
 
 /* A relation (__autocdc_tid, __end_at) of stored versions to change. */
-static TupleDesc
-tid_desc(Fold2 *F)
+static void
+tid_relation(Fold2 *F, BatchRelation *r, const char *name)
 {
-	TupleDesc	desc = CreateTemplateTupleDesc(2);
+	TupleDesc	desc = batch_tid_desc(1);
 
-	TupleDescInitEntry(desc, 1, "__autocdc_tid", TIDOID, -1, 0);
-	init_seq_entry(F, desc, 2, "__end_at");
-	return desc;
+	batch_seq_entry(F->b, desc, 2, "__end_at");
+	batch_relation_begin(r, name, desc);
 }
 
 static void
-put_tid(Tuplestorestate *store, TupleDesc desc, Version *old, Version *nv)
+put_tid(BatchRelation *r, Version *old, Version *nv)
 {
 	Datum		values[2] = {PointerGetDatum(&old->tid), nv ? nv->end : (Datum) 0};
 	bool		nulls[2] = {false, nv == NULL || nv->open};
 
-	tuplestore_putvalues(store, desc, values, nulls);
+	batch_relation_put(r, values, nulls);
 }
 
-/* Writes a tuplestore of versions: keys, values, __start_at, __end_at. */
-static void
-put_version(Fold2 *F, TupleDesc desc, Tuplestorestate *store, Version *v,
-			Datum *values, bool *nulls)
+/*
+ * The head of a row of an event or a version: key number, keys (as "keys"
+ * spells them), values.  Returns where the caller goes on.
+ */
+static int
+put_keyed_values(Fold2 *F, uint32 key, Datum *keys, Datum *vals, bool *vnulls,
+				 Datum *values, bool *nulls)
 {
-	int			nk = F->b->nkeys;
+	int			at = 1 + F->b->nkeys;
 
-	put_key(F, v->key, v->keys, values, nulls);
-	for (int j = 0; j < F->nvals; j++)
+	batch_put_key(F->b, key, keys, values, nulls);
+	for (int j = 0; j < F->nvals; j++, at++)
 	{
-		values[1 + nk + j] = v->vals[j];
-		nulls[1 + nk + j] = v->nulls[j];
+		values[at] = vals[j];
+		nulls[at] = vnulls[j];
 	}
-	values[1 + nk + F->nvals] = v->start;
-	nulls[1 + nk + F->nvals] = false;
-	values[2 + nk + F->nvals] = v->end;
-	nulls[2 + nk + F->nvals] = v->open;
-	tuplestore_putvalues(store, desc, values, nulls);
+	return at;
 }
 
 /* The new events into the store, then the changed versions. */
@@ -171,22 +168,17 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 {
 	Batch	   *b = F->b;
 	int			nk = b->nkeys;
-	TupleDesc	edesc = keyed_desc(F, "__autocdc_k", F->nvals + 3);
-	TupleDesc	idesc = keyed_desc(F, "__autocdc_k", F->nvals + 2);
-	Tuplestorestate *estore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	Tuplestorestate *istore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	TupleDesc	tdesc = tid_desc(F);
-	Tuplestorestate *dstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
-	Tuplestorestate *cstore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);	/* ends set */
-	Tuplestorestate *ostore = tuplestore_begin_heap(false, false, BATCH_STORE_KB);	/* reopened */
+	BatchRelation newev,
+				ins,
+				del,
+				close,			/* ends set */
+				reopen;			/* ends taken away (set to NULL) */
+	BatchRelation *ends[] = {&close, &reopen};	/* in this order */
+	TupleDesc	edesc = batch_keyed_desc(b, "__autocdc_k", F->nvals + 3);
+	TupleDesc	idesc = batch_keyed_desc(b, "__autocdc_k", F->nvals + 2);
 	int			natts = 1 + nk + F->nvals + 3;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
-	uint64		nfresh = 0,
-				ndel = 0,
-				nins = 0,
-				nclose = 0,
-				nreopen = 0;
 	uint64		i = 0,
 				j = 0;
 	char	   *keys;
@@ -194,36 +186,36 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 
 	counts->deleted = 0;
 	init_value_entries(F, edesc, 2 + nk);
-	init_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
+	batch_seq_entry(b, edesc, 2 + nk + F->nvals, "__autocdc_seq");
 	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
 	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
+	batch_relation_begin(&newev, "__autocdc_newev", edesc);
 	for (uint64 k = 0; k < F->nevs; k++)
 	{
 		Ev		   *e = &F->evs[k];
 		char		kind[2] = {e->kind, '\0'};
+		int			at;
 
 		if (!e->fresh)
 			continue;
-		put_key(F, e->key, e->keys, values, nulls);
-		for (int c = 0; c < F->nvals; c++)
-		{
-			values[1 + nk + c] = e->vals[c];
-			nulls[1 + nk + c] = e->nulls[c];
-		}
-		values[1 + nk + F->nvals] = e->seq;
-		nulls[1 + nk + F->nvals] = false;
-		values[2 + nk + F->nvals] = CStringGetTextDatum(kind);
-		nulls[2 + nk + F->nvals] = false;
-		nulls[3 + nk + F->nvals] = e->kind != 'u' || e->inherit == 0;
-		values[3 + nk + F->nvals] = nulls[3 + nk + F->nvals] ? (Datum) 0 : inherit_array(F, e->inherit);
-		tuplestore_putvalues(estore, edesc, values, nulls);
-		nfresh++;
+		at = put_keyed_values(F, e->key, e->keys, e->vals, e->nulls, values, nulls);
+		values[at] = e->seq;
+		nulls[at++] = false;
+		values[at] = CStringGetTextDatum(kind);
+		nulls[at++] = false;
+		nulls[at] = e->kind != 'u' || e->inherit == 0;
+		values[at] = nulls[at] ? (Datum) 0 : inherit_array(F, e->inherit);
+		batch_relation_put(&newev, values, nulls);
 	}
 
 	/* diff by key and start (diff in scd2.c) */
 	init_value_entries(F, idesc, 2 + nk);
-	init_seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
-	init_seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
+	batch_seq_entry(b, idesc, 2 + nk + F->nvals, "__start_at");
+	batch_seq_entry(b, idesc, 3 + nk + F->nvals, "__end_at");
+	batch_relation_begin(&ins, "__autocdc_ins", idesc);
+	tid_relation(F, &del, "__autocdc_del");
+	tid_relation(F, &close, "__autocdc_close");
+	tid_relation(F, &reopen, "__autocdc_reopen");
 	while (i < nold || j < nnew)
 	{
 		int			c = i == nold ? 1 : j == nnew ? -1 : version_order(&old[i], &nv[j], F);
@@ -232,63 +224,56 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		{
 			/* the same version, or only its end moved: changed in place */
 			if (!same_end(F, &old[i], &nv[j]))
-			{
-				put_tid(nv[j].open ? ostore : cstore, tdesc, &old[i], &nv[j]);
-				if (nv[j].open)
-					nreopen++;
-				else
-					nclose++;
-			}
+				put_tid(nv[j].open ? &reopen : &close, &old[i], &nv[j]);
 			i++;
 			j++;
 			continue;
 		}
 		if (c <= 0)
 		{
-			put_tid(dstore, tdesc, &old[i], NULL);
+			put_tid(&del, &old[i], NULL);
 			if (c < 0)
 				counts->deleted++;
-			ndel++;
 			i++;
 		}
 		if (c >= 0)
 		{
-			put_version(F, idesc, istore, &nv[j], values, nulls);
-			nins++;
+			int			at = put_keyed_values(F, nv[j].key, nv[j].keys, nv[j].vals, nv[j].nulls,
+											  values, nulls);
+
+			values[at] = nv[j].start;
+			nulls[at++] = false;
+			values[at] = nv[j].end;
+			nulls[at] = nv[j].open;
+			batch_relation_put(&ins, values, nulls);
 			j++;
 		}
 	}
-	batch_register("__autocdc_newev", edesc, estore, nfresh);
-	batch_register("__autocdc_ins", idesc, istore, nins);
-	batch_register("__autocdc_del", tdesc, dstore, ndel);
-	batch_register("__autocdc_close", tdesc, cstore, nclose);
-	batch_register("__autocdc_reopen", tdesc, ostore, nreopen);
 
 	keys = validate_prefixed_keys(F->f, NULL);
 	vals = value_list(F, "x");
-	if (nfresh > 0)
+	if (batch_relation_register(&newev))
 		spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
 						  "SELECT %s%s, x.__autocdc_seq, x.__autocdc_kind, x.__autocdc_inherit "
-						  "FROM __autocdc_newev x", F->c->qevents, keys, value_list(F, NULL),
-						  validate_prefixed_keys(F->f, "x"), vals),
+						  "FROM %s x", F->c->qevents, keys, value_list(F, NULL),
+						  validate_prefixed_keys(F->f, "x"), vals, newev.name),
 				 0, NULL, NULL, NULL, false);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
-	if (ndel > 0)
-		spi_exec_by_tid(psprintf("DELETE FROM %s t USING __autocdc_del d "
-							 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid", F->c->qtarget));
-	if (nclose > 0)
-		spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM __autocdc_close d "
-							 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid", F->c->qtarget));
-	if (nreopen > 0)
-		spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = NULL FROM __autocdc_reopen d "
-							 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid", F->c->qtarget));
-	if (nins > 0)
+	if (batch_relation_register(&del))
+		spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s d "
+								 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid",
+								 F->c->qtarget, del.name));
+	for (int r = 0; r < lengthof(ends); r++)
+		if (batch_relation_register(ends[r]))
+			spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d "
+									 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid",
+									 F->c->qtarget, ends[r]->name));
+	if (batch_relation_register(&ins))
 		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
-						  "SELECT %s%s, x.__start_at, x.__end_at FROM __autocdc_ins x",
+						  "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",
 						  F->c->qtarget, keys, value_list(F, NULL),
-						  validate_prefixed_keys(F->f, "x"), vals),
+						  validate_prefixed_keys(F->f, "x"), vals, ins.name),
 				 0, NULL, NULL, NULL, false);
-	counts->upserted = nins + nclose + nreopen;
-	counts->skipped = b->nevents - nfresh;
+	counts->upserted = ins.n + close.n + reopen.n;
+	counts->skipped = b->nevents - newev.n;
 }
-
