@@ -1,0 +1,299 @@
+/* autocdc--0.2.0.sql */
+
+\echo Use "CREATE EXTENSION autocdc" to load this file. \quit
+
+CREATE SCHEMA autocdc;
+COMMENT ON SCHEMA autocdc IS 'autocdc: flows, their catalog and the auxiliary state of their targets';
+
+-- Every object below is qualified; nothing depends on the installer's
+-- search_path.  Catalog tables reference user relations as regclass so that
+-- pg_dump and pg_upgrade keep them.
+
+GRANT USAGE ON SCHEMA autocdc TO PUBLIC;
+
+CREATE TABLE autocdc.pipeline (
+    name        text PRIMARY KEY,
+    id          bigint GENERATED ALWAYS AS IDENTITY UNIQUE,  -- how workers name it
+    owner       regrole NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- scheduled runs by the background worker (autocdc.schedule)
+    schedule    interval CHECK (schedule >= '0'),          -- NULL: not scheduled; 0: continuous
+    next_run_at timestamptz,
+    last_started_at  timestamptz,
+    last_finished_at timestamptz,
+    last_status text CHECK (last_status IN ('running', 'success', 'failed', 'busy')),
+    last_error  text,
+    failures    int NOT NULL DEFAULT 0                      -- consecutive failed runs
+);
+COMMENT ON TABLE autocdc.pipeline IS 'autocdc pipelines: a named group of flows run together, owned by the role that created its first flow';
+
+-- One row per target fed by AUTO CDC flows: what every flow into it must
+-- agree on, and where its auxiliary state lives.
+CREATE TABLE autocdc.target (
+    target          regclass PRIMARY KEY,
+    kind            text NOT NULL DEFAULT 'auto_cdc' CHECK (kind IN ('auto_cdc', 'append')),
+    -- the rest is for AUTO CDC targets (fed by AUTO CDC and snapshot flows)
+    scd_type        int,
+    keys            text[],
+    sequence_type   regtype,
+    state_table     regclass,
+    sequence_composite regtype,          -- created for ROW(...) sequences
+    partial_columns text[] NOT NULL DEFAULT '{}', -- columns whose setter the state keeps
+    track_columns   text[],              -- SCD 2: history tracked on these (NULL: all)
+    truncate_seq    text                 -- SCD 1: highest truncate applied, as text of sequence_type
+);
+COMMENT ON TABLE autocdc.target IS 'autocdc targets: what their flows agree on, and their auxiliary state';
+
+CREATE TABLE autocdc.flow (
+    name            text PRIMARY KEY,
+    pipeline        text NOT NULL REFERENCES autocdc.pipeline (name),
+    kind            text NOT NULL CHECK (kind IN ('auto_cdc', 'snapshot', 'append')),
+    target          regclass NOT NULL REFERENCES autocdc.target (target),
+    source          regclass,            -- NULL for a snapshot flow with a source function
+    source_function text,                -- regprocedure as text (regprocedure blocks pg_upgrade)
+    keys            text[],              -- NULL for append flows, as are the next two
+    sequence_by     text,
+    stored_as_scd_type int,
+    apply_as_deletes   text,
+    apply_as_truncates text,
+    columns         text[] NOT NULL,     -- non-key target columns this flow writes
+    ignore_null_columns text[] NOT NULL DEFAULT '{}',
+    once            boolean NOT NULL DEFAULT false,
+    read_mode       text NOT NULL CHECK (read_mode IN ('incremental', 'full')),
+    owner           regrole NOT NULL,
+    options         jsonb NOT NULL,      -- the arguments as given
+    created_at      timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+CREATE INDEX ON autocdc.flow (pipeline);
+CREATE INDEX ON autocdc.flow (target);
+COMMENT ON TABLE autocdc.flow IS 'autocdc flows: AUTO CDC, AUTO CDC from snapshot, and append flows';
+
+-- Per flow: the source snapshot up to which rows have been read.  Written in
+-- the same transaction as the target changes.
+CREATE TABLE autocdc.checkpoint (
+    flow        text PRIMARY KEY REFERENCES autocdc.flow (name) ON DELETE CASCADE,
+    snapshot    pg_snapshot,     -- rows of transactions visible in it were read
+    own_xid     xid8,            -- the run's own transaction, treated apart:
+    own_cid     bigint,          --   its rows with cmin < own_cid were read
+    snapshot_version text,       -- snapshot flows: the last version applied
+    once_done_at timestamptz,
+    last_run_at timestamptz
+);
+COMMENT ON TABLE autocdc.checkpoint IS 'autocdc per-flow read position (exactly-once checkpoint) and ONCE marks';
+
+CREATE TABLE autocdc.event_log (
+    id            bigserial PRIMARY KEY,
+    logged_at     timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    run_id        bigint NOT NULL,
+    pipeline      text NOT NULL,
+    flow          text NOT NULL,
+    target        text NOT NULL,
+    kind          text NOT NULL,
+    read_mode     text NOT NULL,
+    full_refresh  boolean NOT NULL,
+    rows_read     bigint NOT NULL DEFAULT 0,
+    rows_upserted bigint NOT NULL DEFAULT 0,
+    rows_deleted  bigint NOT NULL DEFAULT 0,
+    rows_skipped  bigint NOT NULL DEFAULT 0,
+    status        text NOT NULL CHECK (status IN ('success', 'failed', 'skipped')),
+    error         text,
+    duration      interval NOT NULL,
+    run_by        regrole NOT NULL
+);
+CREATE INDEX ON autocdc.event_log (flow, id);
+CREATE SEQUENCE autocdc.run_id_seq;
+COMMENT ON TABLE autocdc.event_log IS 'autocdc: one row per flow per run, with counts, status and error';
+
+SELECT pg_catalog.pg_extension_config_dump('autocdc.pipeline', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.target', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.flow', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.checkpoint', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.event_log', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.event_log_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.run_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.pipeline_id_seq', '');
+
+-- Catalog writes happen in C as the extension owner; everyone may read.
+REVOKE ALL ON autocdc.pipeline, autocdc.target, autocdc.flow, autocdc.checkpoint,
+              autocdc.event_log FROM PUBLIC;
+GRANT SELECT ON autocdc.pipeline, autocdc.target, autocdc.flow, autocdc.checkpoint,
+                autocdc.event_log TO PUBLIC;
+
+-- Each role sees its own pipelines and flows (and those of roles it is a
+-- member of); superusers see all.  autocdc's C code reads and writes as the
+-- extension owner, which these policies do not restrict.
+ALTER TABLE autocdc.pipeline ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.flow ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.checkpoint ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.target ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.event_log ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_pipelines ON autocdc.pipeline FOR SELECT
+    USING (pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'));
+CREATE POLICY own_flows ON autocdc.flow FOR SELECT
+    USING (pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'));
+CREATE POLICY own_checkpoints ON autocdc.checkpoint FOR SELECT
+    USING (EXISTS (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) flow));
+CREATE POLICY own_targets ON autocdc.target FOR SELECT
+    USING (EXISTS (SELECT 1 FROM autocdc.flow f WHERE f.target OPERATOR(pg_catalog.=) autocdc.target.target));
+CREATE POLICY own_events ON autocdc.event_log FOR SELECT
+    USING (EXISTS (SELECT 1 FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) pipeline));
+
+CREATE VIEW autocdc.flows WITH (security_invoker = true) AS
+SELECT f.name,
+       f.pipeline,
+       f.kind,
+       f.source,
+       f.source_function,
+       f.target,
+       f.keys,
+       f.sequence_by,
+       f.stored_as_scd_type AS scd_type,
+       f.read_mode,
+       f.once,
+       f.owner,
+       f.options,
+       c.snapshot      AS checkpoint,
+       c.snapshot_version,
+       c.once_done_at,
+       l.logged_at     AS last_run_at,
+       l.status        AS last_status,
+       l.error         AS last_error
+  FROM autocdc.flow f
+  LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
+  LEFT JOIN LATERAL (SELECT e.logged_at, e.status, e.error
+                       FROM autocdc.event_log e
+                      WHERE e.flow OPERATOR(pg_catalog.=) f.name
+                      ORDER BY e.id DESC LIMIT 1) l ON true;
+GRANT SELECT ON autocdc.flows TO PUBLIC;
+COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint and last run';
+
+CREATE VIEW autocdc.pipelines WITH (security_invoker = true) AS
+SELECT p.name,
+       p.owner,
+       p.schedule,
+       p.next_run_at,
+       p.last_started_at  AS last_run_at,
+       p.last_finished_at,
+       p.last_status,
+       p.last_error,
+       p.failures,
+       (SELECT pg_catalog.count(*) FROM autocdc.flow f
+         WHERE f.pipeline OPERATOR(pg_catalog.=) p.name) AS flows
+  FROM autocdc.pipeline p;
+GRANT SELECT ON autocdc.pipelines TO PUBLIC;
+COMMENT ON VIEW autocdc.pipelines IS 'autocdc: every pipeline with its schedule, last run, last status and next run';
+
+-- The read position stored after a run: its snapshot, with the run's own
+-- transaction marked as not yet visible (its rows are tracked by command id,
+-- so rows it adds after the run are still read later).
+CREATE FUNCTION autocdc._checkpoint_snapshot(snap pg_snapshot, own xid8)
+RETURNS pg_snapshot
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog
+AS $$
+  SELECT CASE
+    WHEN own IS NULL OR NOT pg_visible_in_snapshot(own, snap) THEN snap
+    ELSE (least(pg_snapshot_xmin(snap), own)::text || ':' ||
+          pg_snapshot_xmax(snap)::text || ':' ||
+          (SELECT string_agg(x::text, ',' ORDER BY x)
+             FROM (SELECT pg_snapshot_xip(snap) AS x UNION SELECT own) u))::pg_snapshot
+  END
+$$;
+
+CREATE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    source      regclass,
+    keys        text[],
+    sequence_by text,
+    name        text    DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT 'default')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text)
+    IS 'declare an AUTO CDC flow from a change table into an SCD target';
+
+CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
+    target text,
+    keys   text[],
+    source regclass DEFAULT NULL,
+    source_function regprocedure DEFAULT NULL,
+    name   text DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT 'default')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text)
+    IS 'declare a flow that applies full snapshots of a source to an SCD target';
+
+CREATE FUNCTION autocdc.create_append_flow(
+    target   text,
+    source   regclass,
+    name     text    DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT 'default')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text)
+    IS 'declare a flow that appends new source rows to a target by column name';
+
+CREATE FUNCTION autocdc.schedule(pipeline text, every interval)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_schedule'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.schedule(text, interval)
+    IS 'run a pipeline in the background worker every interval (0: continuously)';
+
+CREATE FUNCTION autocdc.unschedule(pipeline text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_unschedule'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.unschedule(text) IS 'stop running a pipeline in the background worker';
+
+CREATE FUNCTION autocdc.drop_flow(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_drop_flow'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.drop_flow(text) IS 'drop a flow (the target table is kept)';
+
+CREATE FUNCTION autocdc.run(pipeline text DEFAULT NULL,
+                            full_refresh boolean DEFAULT false,
+                            flows text[] DEFAULT NULL)
+RETURNS TABLE(flow text, target regclass, kind text, rows_read bigint,
+              rows_upserted bigint, rows_deleted bigint, rows_skipped bigint,
+              status text, duration interval)
+AS 'MODULE_PATHNAME', 'autocdc_run'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.run(text, boolean, text[])
+    IS 'run the flows of a pipeline (or all of the caller''s pipelines) once';
+
+-- Stamps rows inserted into a table source with their transaction
+-- (BEFORE INSERT FOR EACH ROW, enabled ALWAYS).
+CREATE FUNCTION autocdc._stamp_xid()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'autocdc_stamp_xid'
+LANGUAGE C;
+
+CREATE FUNCTION autocdc._on_sql_drop()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_sql_drop'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_sql_drop ON sql_drop
+    EXECUTE FUNCTION autocdc._on_sql_drop();
