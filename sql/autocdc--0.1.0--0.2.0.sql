@@ -1,3 +1,79 @@
 /* autocdc--0.1.0--0.2.0.sql: from 0.1.0 to 0.2.0 (unreleased: edited until 0.2.0 ships) */
 
 \echo Use "ALTER EXTENSION autocdc UPDATE TO '0.2.0'" to load this file. \quit
+
+-- A flow created without pipeline => joins "default" only when it is the
+-- caller's own (NULL now means that; 'default' named it explicitly).
+CREATE OR REPLACE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    source      regclass,
+    keys        text[],
+    sequence_by text,
+    name        text    DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
+LANGUAGE C VOLATILE;
+
+CREATE OR REPLACE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
+    target text,
+    keys   text[],
+    source regclass DEFAULT NULL,
+    source_function regprocedure DEFAULT NULL,
+    name   text DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
+LANGUAGE C VOLATILE;
+
+CREATE OR REPLACE FUNCTION autocdc.create_append_flow(
+    target   text,
+    source   regclass,
+    name     text    DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
+LANGUAGE C VOLATILE;
+
+-- Runs now act as each target's owner, who owns the target's auxiliary
+-- objects too (0.1.0 gave them to the flow's creator).
+DO $$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN
+        SELECT tg.state_table, tg.sequence_composite, c.relowner::pg_catalog.regrole AS owner,
+               c.reltype::pg_catalog.regtype AS rowtype
+          FROM autocdc.target tg
+          JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) tg.target
+         WHERE tg.state_table IS NOT NULL
+    LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE %s OWNER TO %s', t.state_table, t.owner);
+        IF t.sequence_composite IS NOT NULL THEN
+            EXECUTE pg_catalog.format('ALTER TYPE %s OWNER TO %s', t.sequence_composite, t.owner);
+        END IF;
+        EXECUTE (SELECT COALESCE(pg_catalog.string_agg(pg_catalog.format('ALTER FUNCTION %s OWNER TO %s; ',
+                                                                p.oid::pg_catalog.regprocedure, t.owner), ''), 'SELECT 1')
+                   FROM pg_catalog.pg_proc p
+                  WHERE p.pronamespace OPERATOR(pg_catalog.=) 'autocdc'::pg_catalog.regnamespace
+                    AND p.proname OPERATOR(pg_catalog.=) 'as_of'
+                    AND p.proargtypes[0] OPERATOR(pg_catalog.=) t.rowtype::pg_catalog.oid);
+    END LOOP;
+END
+$$;

@@ -217,7 +217,7 @@ CREATE FUNCTION autocdc.create_auto_cdc_flow(
     ignore_null_updates_column_list        text[] DEFAULT NULL,
     ignore_null_updates_except_column_list text[] DEFAULT NULL,
     once     boolean DEFAULT false,
-    pipeline text    DEFAULT 'default')
+    pipeline text    DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
@@ -234,7 +234,7 @@ CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
     track_history_column_list        text[] DEFAULT NULL,
     track_history_except_column_list text[] DEFAULT NULL,
     once     boolean DEFAULT false,
-    pipeline text    DEFAULT 'default')
+    pipeline text    DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
 LANGUAGE C VOLATILE;
@@ -246,7 +246,7 @@ CREATE FUNCTION autocdc.create_append_flow(
     source   regclass,
     name     text    DEFAULT NULL,
     once     boolean DEFAULT false,
-    pipeline text    DEFAULT 'default')
+    pipeline text    DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
 LANGUAGE C VOLATILE;

@@ -39,12 +39,15 @@ source_columns(Oid source)
 
 /*
  * Schema evolution: source columns the target lacks are added to it; the
- * others must be assignable.  Runs as whoever may alter the target.
+ * others must be assignable.  Runs as the target's owner.
  */
 void
 append_evolve_target(Oid source, Oid target)
 {
 	ListCell   *lc;
+	UserSwitch	sw;
+
+	autocdc_become_owner_of(&sw, target);
 
 	foreach(lc, source_columns(source))
 	{
@@ -79,6 +82,7 @@ append_evolve_target(Oid source, Oid target)
 							format_type_be(ttype), get_rel_name(target)),
 					 errhint("Make the types assignable, or append from a view that casts the column.")));
 	}
+	autocdc_unbecome(&sw);
 }
 
 void

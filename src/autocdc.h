@@ -39,6 +39,8 @@ typedef struct UserSwitch
 extern Oid	autocdc_extension_owner(void);
 extern void autocdc_become(UserSwitch *sw, Oid role, bool restricted);
 extern void autocdc_unbecome(UserSwitch *sw);
+extern Oid	autocdc_relation_owner(Oid relid);
+extern void autocdc_become_owner_of(UserSwitch *sw, Oid relid);
 
 /* SPI helpers: errors are raised, never returned. */
 extern int	spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,

@@ -612,17 +612,35 @@ batch_may_fold(FlowDef *f, ReadParams *p)
 	return OidIsValid(tc->lt_opr);
 }
 
+/*
+ * The batch lives in the flow's subtransaction: when an error rolls that
+ * back, its memory goes, and so must every pointer to it and the relations
+ * registered from it, before a later flow of the run could touch them.
+ */
+static void
+batch_forget(void *arg)
+{
+	if (current_batch == arg)
+		current_batch = NULL;
+	batch_unregister_relations();
+}
+
 Batch *
 batch_begin(FlowDef *f, BatchEventHook on_event, void *arg)
 {
 	Batch	   *b;
 	TypeCacheEntry *tc;
+	MemoryContextCallback *cb;
 
 	batch_unregister_relations();
 	current_batch = NULL;
 	b = MemoryContextAllocZero(CurTransactionContext, sizeof(Batch));
 	b->cxt = AllocSetContextCreate(CurTransactionContext, "autocdc batch fold",
 								   ALLOCSET_DEFAULT_SIZES);
+	cb = MemoryContextAlloc(b->cxt, sizeof(MemoryContextCallback));
+	cb->func = batch_forget;
+	cb->arg = b;
+	MemoryContextRegisterResetCallback(b->cxt, cb);
 	current_batch = b;
 	b->flow = f;
 	b->on_event = on_event;

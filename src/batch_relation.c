@@ -141,9 +141,10 @@ batch_register_keys(Batch *b, const char *name, const char *idname, uint32 *orde
 	pfree(nulls);
 }
 
+/* Also called while a subtransaction aborts, where SPI may be gone: no error. */
 void
 batch_unregister_relations(void)
 {
 	while (n_batch_enrs > 0)
-		SPI_unregister_relation(batch_enrs[--n_batch_enrs].md.name);
+		(void) SPI_unregister_relation(batch_enrs[--n_batch_enrs].md.name);
 }

@@ -27,6 +27,7 @@ typedef struct FlowSpec
 	/* As given (names resolved against the source). */
 	char	   *name;
 	char	   *pipeline;
+	bool		pipeline_named; /* false: the caller's default pipeline */
 	char	   *target_name;
 	Oid			source;
 	List	   *keys;
@@ -69,6 +70,7 @@ extern char *define_text_arg(FunctionCallInfo fcinfo, int n);
 extern List *define_list_arg(FunctionCallInfo fcinfo, int n);
 extern void define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
 extern int	define_scd_type_arg(FunctionCallInfo fcinfo, int n);
+extern void define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
 extern void define_refuse_both(List *a, List *b, const char *aname, const char *bname);
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);
@@ -83,6 +85,9 @@ extern void define_free_name(char *name, const char *prefix, Oid target, bool ty
 extern bool define_same_oid_lists(List *a, List *b);
 extern List *define_composite_field_types(Oid typid);
 extern bool define_has_unique_index(Oid relid, List *columns);
+extern void define_require_owner(Oid relid);
+extern void define_refuse_temporary(Oid relid, const char *what);
+extern void define_require_run_access(FlowSpec *spec);
 extern void define_require_sortable(Oid typid, const char *what);
 extern Oid	define_create_target(FlowSpec *spec, RangeVar *rv);
 extern void define_check_existing_target(FlowSpec *spec, Oid relid);

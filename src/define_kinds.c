@@ -82,7 +82,6 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "keys");
-	define_require_arg(fcinfo, 9, "pipeline");
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = "snapshot";
 	spec.target_name = define_text_arg(fcinfo, 0);
@@ -94,7 +93,7 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	track_list = define_list_arg(fcinfo, 6);
 	track_except = define_list_arg(fcinfo, 7);
 	spec.once = !PG_ARGISNULL(8) && PG_GETARG_BOOL(8);
-	spec.pipeline = define_text_arg(fcinfo, 9);
+	define_pipeline_arg(&spec, fcinfo, 9);
 
 	if (OidIsValid(spec.source) == OidIsValid(spec.source_function))
 		ereport(ERROR,
@@ -159,14 +158,13 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "source");
-	define_require_arg(fcinfo, 4, "pipeline");
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = "append";
 	spec.target_name = define_text_arg(fcinfo, 0);
 	spec.source = PG_GETARG_OID(1);
 	spec.name = PG_ARGISNULL(2) ? spec.target_name : define_text_arg(fcinfo, 2);
 	spec.once = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
-	spec.pipeline = define_text_arg(fcinfo, 4);
+	define_pipeline_arg(&spec, fcinfo, 4);
 	if (spec.name[0] == '\0' || spec.pipeline[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

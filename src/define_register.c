@@ -52,7 +52,8 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 	char	   *seqtype = type_qualified_name(spec->seq_type);
 	UserSwitch	sw;
 
-	autocdc_become(&sw, autocdc_extension_owner(), false);
+	/* the state holds rows now: what ALTER and UPDATE set off runs as its owner */
+	autocdc_become_owner_of(&sw, state);
 	foreach(lc, wanted)
 	{
 		char	   *col = lfirst(lc);
@@ -274,7 +275,12 @@ register_target(FlowSpec *spec, Oid owner)
 	}
 }
 
-/* The pipeline, created on first use; only its owner adds flows to it. */
+/*
+ * The pipeline, created on first use.  Who runs a pipeline runs its flows,
+ * so a flow never lands in another role's pipeline by default: the default
+ * pipeline is joined only by its owner, a named one only by roles with its
+ * owner's privileges.  Errors say no more than that the name is taken.
+ */
 static void
 ensure_pipeline(FlowSpec *spec)
 {
@@ -291,12 +297,14 @@ ensure_pipeline(FlowSpec *spec)
 					 2, argtypes, values, NULL);
 		return;
 	}
-	if (!has_privs_of_role(GetUserId(), owner))
+	if (spec->pipeline_named ? !has_privs_of_role(GetUserId(), owner)
+		: owner != GetUserId())
 		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to add a flow to pipeline \"%s\"", spec->pipeline),
-				 errdetail("The pipeline belongs to role %s.", GetUserNameFromId(owner, false)),
-				 errhint("Use a pipeline of your own: pipeline => 'name'.")));
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("pipeline name \"%s\" is taken by another role", spec->pipeline),
+				 spec->pipeline_named ? 0 :
+				 errdetail("A flow created without pipeline => joins the pipeline \"default\" only when it is the caller's own."),
+				 errhint("Name a pipeline of your own: pipeline => 'name'.")));
 }
 
 /*
@@ -466,14 +474,25 @@ define_create_flow(FlowSpec *spec)
 	bool		snapshot = strcmp(spec->kind, "snapshot") == 0;
 
 	ensure_pipeline(spec);
-	catalog_exec("SELECT 1 FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
+	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
 	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		Oid			owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (has_privs_of_role(GetUserId(), owner))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("flow \"%s\" already exists", spec->name),
+					 errhint("Give the flow another name with name => '...', or drop it first with SELECT autocdc.drop_flow(%s);",
+							 quote_literal_cstr(spec->name))));
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("flow \"%s\" already exists", spec->name),
-				 errhint("Give the flow another name with name => '...', or drop it first with autocdc.drop_flow('%s').",
-						 spec->name)));
+				 errmsg("flow name \"%s\" is taken by another role", spec->name),
+				 errhint("Give the flow another name with name => '...'.")));
+	}
 
 	names = stringToQualifiedNameList(spec->target_name);
 	rv = makeRangeVarFromNameList(names);
@@ -482,7 +501,12 @@ define_create_flow(FlowSpec *spec)
 	{
 		int			scd = 0;
 		List	   *keys = NIL;
-		char	   *kind = registered_kind(existing, &scd, &keys);
+		char	   *kind;
+
+		/* nothing about another role's target is told before this */
+		define_refuse_temporary(existing, "target");
+		define_require_owner(existing);
+		kind = registered_kind(existing, &scd, &keys);
 
 		if (kind && (strcmp(kind, "append") == 0) != append)
 			ereport(ERROR,
@@ -511,17 +535,35 @@ define_create_flow(FlowSpec *spec)
 		define_prepare_source(spec);
 	if (!OidIsValid(existing))
 		spec->target = define_create_target(spec, rv);
+	define_require_run_access(spec);
 
 	if (append)
 		register_append_target(spec);
 	else
-		register_target(spec, GetUserId());
+		register_target(spec, autocdc_relation_owner(spec->target));
 	insert_flow_row(spec);
+}
+
+/* Whether anything but its own array type uses a type (a column, say). */
+static bool
+type_in_use(Oid typid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(typid)};
+
+	spi_exec("SELECT 1 FROM pg_catalog.pg_depend "
+			 " WHERE refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass "
+			 "   AND refobjid OPERATOR(pg_catalog.=) $1 AND deptype OPERATOR(pg_catalog.<>) 'i' LIMIT 1",
+			 1, argtypes, values, NULL, true);
+	return SPI_processed > 0;
 }
 
 /*
  * Drops the state (and sequence type) of targets no flow feeds any more,
- * and their registration.  Internal deletion: the objects are autocdc's.
+ * and their registration, and pipelines left without flows (so that no
+ * name stays taken by nothing).  Internal deletion: the objects are
+ * autocdc's, and what their owner built on them (a view over the state)
+ * goes with them, so that nobody's DROP of a source can be blocked by it.
  */
 void
 define_drop_orphan_targets(void)
@@ -530,6 +572,9 @@ define_drop_orphan_targets(void)
 			   *types = NIL;
 	ListCell   *lc;
 
+	catalog_exec("DELETE FROM autocdc.pipeline p WHERE NOT EXISTS "
+				 "  (SELECT 1 FROM autocdc.flow f WHERE f.pipeline OPERATOR(pg_catalog.=) p.name)",
+				 0, NULL, NULL, NULL);
 	catalog_exec("DELETE FROM autocdc.target t WHERE NOT EXISTS "
 				 "  (SELECT 1 FROM autocdc.flow f WHERE f.target OPERATOR(pg_catalog.=) t.target) "
 				 "RETURNING t.state_table::pg_catalog.oid, t.sequence_composite::pg_catalog.oid",
@@ -552,14 +597,15 @@ define_drop_orphan_targets(void)
 		if (get_rel_name(lfirst_oid(lc)) == NULL)
 			continue;			/* went with its target */
 		ObjectAddressSet(addr, RelationRelationId, lfirst_oid(lc));
-		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+		performDeletion(&addr, DROP_CASCADE, PERFORM_DELETION_INTERNAL);
 	}
 	foreach(lc, types)
 	{
 		ObjectAddress addr;
 
-		if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(lfirst_oid(lc))))
-			continue;
+		if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(lfirst_oid(lc))) ||
+			type_in_use(lfirst_oid(lc)))
+			continue;			/* gone, or still a type of the target's columns */
 		ObjectAddressSet(addr, TypeRelationId, lfirst_oid(lc));
 		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
 	}

@@ -117,13 +117,17 @@ scd2_add_history_columns(FlowSpec *spec)
 	char	   *seqtype = type_qualified_name(spec->seq_type);
 	StringInfoData keys;
 
+	UserSwitch	sw;
+
 	initStringInfo(&keys);
 	append_column_list(&keys, spec->keys, NULL);
+	autocdc_become_owner_of(&sw, spec->target);
 	spi_exec(psprintf("ALTER TABLE %s ADD COLUMN __start_at %s NOT NULL, "
 					  "ADD COLUMN __end_at %s, ADD PRIMARY KEY (%s, __start_at); "
 					  "CREATE UNIQUE INDEX ON %s (%s) WHERE __end_at IS NULL",
 					  qname, seqtype, seqtype, keys.data, qname, keys.data),
 			 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
 }
 
 /*
@@ -163,7 +167,8 @@ scd2_extend_event_store(FlowSpec *spec, Oid events)
 	char	   *qevents = rel_qualified_name(events);
 	UserSwitch	sw;
 
-	autocdc_become(&sw, autocdc_extension_owner(), false);
+	/* the store holds rows now: what ALTER and UPDATE set off runs as its owner */
+	autocdc_become_owner_of(&sw, events);
 	foreach(lc, spec->columns)
 	{
 		if (get_attnum(events, lfirst(lc)) != InvalidAttrNumber)

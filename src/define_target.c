@@ -40,6 +40,7 @@
 
 #if PG_VERSION_NUM >= 160000
 #define owns_relation(relid) object_ownercheck(RelationRelationId, (relid), GetUserId())
+#define pg_proc_aclcheck(fn, role, mode) object_aclcheck(ProcedureRelationId, (fn), (role), (mode))
 #else
 #define owns_relation(relid) pg_class_ownercheck((relid), GetUserId())
 #endif
@@ -67,6 +68,68 @@ append_collation(StringInfo buf, Oid collation, Oid typid)
 					 quote_qualified_identifier(get_namespace_name(coll->collnamespace),
 												NameStr(coll->collname)));
 	ReleaseSysCache(tup);
+}
+
+void
+define_require_owner(Oid relid)
+{
+	if (!owns_relation(relid))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+}
+
+/*
+ * A temporary table dies with its session while the flow would stay, and
+ * its name and contents are the session's own: no flow reads or writes one.
+ */
+void
+define_refuse_temporary(Oid relid, const char *what)
+{
+	if (isAnyTempNamespace(get_rel_namespace(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a flow %s cannot be a temporary table", what),
+				 errdetail("Table \"%s\" is temporary; it goes away with its session, the flow would not.",
+						   get_rel_name(relid)),
+				 errhint("Use an ordinary (or unlogged) table.")));
+}
+
+/*
+ * A flow runs with the rights of its target's owner (README, Security), who
+ * must therefore be able to read what the flow reads.
+ */
+void
+define_require_run_access(FlowSpec *spec)
+{
+	Oid			runner = autocdc_relation_owner(spec->target);
+	AclResult	acl;
+
+	if (OidIsValid(spec->source))
+	{
+		acl = pg_class_aclcheck(spec->source, runner, ACL_SELECT);
+		if (acl != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("role \"%s\", the owner of target \"%s\", may not read source \"%s\"",
+							GetUserNameFromId(runner, false), get_rel_name(spec->target),
+							get_rel_name(spec->source)),
+					 errdetail("A flow runs with the rights of its target's owner."),
+					 errhint("GRANT SELECT ON %s TO %s;", rel_qualified_name(spec->source),
+							 quote_identifier(GetUserNameFromId(runner, false)))));
+	}
+	if (OidIsValid(spec->source_function))
+	{
+		acl = pg_proc_aclcheck(spec->source_function, runner, ACL_EXECUTE);
+		if (acl != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("role \"%s\", the owner of target \"%s\", may not execute %s",
+							GetUserNameFromId(runner, false), get_rel_name(spec->target),
+							format_procedure(spec->source_function)),
+					 errdetail("A flow runs with the rights of its target's owner."),
+					 errhint("GRANT EXECUTE ON FUNCTION %s TO %s;",
+							 format_procedure_qualified(spec->source_function),
+							 quote_identifier(GetUserNameFromId(runner, false)))));
+	}
 }
 
 /* Creates the target from the source's columns, keys as primary key. */
@@ -205,8 +268,6 @@ define_check_existing_target(FlowSpec *spec, Oid relid)
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 					 errmsg("target \"%s\" is not a table", get_rel_name(relid))));
-		if (!owns_relation(relid))
-			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 		if (relid == spec->source)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -230,8 +291,6 @@ check_scd_target(FlowSpec *spec, Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("target \"%s\" is not a table", relname)));
-	if (!owns_relation(relid))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, relname);
 	if (relid == spec->source)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -311,6 +370,7 @@ define_prepare_source(FlowSpec *spec)
 				need_default,
 				need_index,
 				need_trigger;
+	UserSwitch	sw;
 
 	if (!spec->incremental)
 		return;
@@ -350,7 +410,9 @@ define_prepare_source(FlowSpec *spec)
 						 "EXECUTE FUNCTION autocdc._stamp_xid(); "
 						 "ALTER TABLE %s ENABLE ALWAYS TRIGGER %s; ",
 						 AUTOCDC_STAMP_TRIGGER, qname, qname, AUTOCDC_STAMP_TRIGGER);
+	autocdc_become_owner_of(&sw, spec->source);
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
 }
 
 /* Makes `obj` go away with the target (DROP TABLE target drops it too). */

@@ -14,7 +14,8 @@ typedef struct FlowDef
 	char	   *name;
 	char	   *kind;			/* "auto_cdc", "snapshot" or "append" */
 	char	   *pipeline;
-	Oid			owner;
+	Oid			owner;			/* who created it */
+	Oid			run_as;			/* the target's owner, set when it runs */
 	Oid			target;
 	Oid			source;			/* InvalidOid: a snapshot source function */
 	char	   *source_function;	/* qualified signature, or NULL */

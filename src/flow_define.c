@@ -94,6 +94,17 @@ define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
 				 errmsg("%s must not be NULL", what)));
 }
 
+/*
+ * pipeline: a name, or NULL for the default pipeline, "default", which a
+ * flow joins only when the caller owns it (see ensure_pipeline).
+ */
+void
+define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
+{
+	spec->pipeline_named = !PG_ARGISNULL(n);
+	spec->pipeline = spec->pipeline_named ? define_text_arg(fcinfo, n) : pstrdup("default");
+}
+
 /* stored_as_scd_type: 1 when NULL, else 1 or 2. */
 int
 define_scd_type_arg(FunctionCallInfo fcinfo, int n)
@@ -212,7 +223,6 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	define_require_arg(fcinfo, ARG_SOURCE, "source");
 	define_require_arg(fcinfo, ARG_KEYS, "keys");
 	define_require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
-	define_require_arg(fcinfo, ARG_PIPELINE, "pipeline");
 
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = "auto_cdc";
@@ -224,7 +234,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	spec.deletes = define_text_arg(fcinfo, ARG_DELETES);
 	spec.truncates = define_text_arg(fcinfo, ARG_TRUNCATES);
 	spec.once = !PG_ARGISNULL(ARG_ONCE) && PG_GETARG_BOOL(ARG_ONCE);
-	spec.pipeline = define_text_arg(fcinfo, ARG_PIPELINE);
+	define_pipeline_arg(&spec, fcinfo, ARG_PIPELINE);
 
 	column_list = define_list_arg(fcinfo, ARG_COLUMN_LIST);
 	except_list = define_list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
@@ -388,6 +398,7 @@ define_load_columns(FlowSpec *spec, Oid relid, bool check_select)
 					 errmsg("\"%s\" cannot be a flow source", RelationGetRelationName(rel)),
 					 errdetail("A source must be a table, view, materialized view or foreign table.")));
 	}
+	define_refuse_temporary(relid, check_select ? "source" : "target");
 	if (check_select)
 	{
 		acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
@@ -521,18 +532,15 @@ autocdc_drop_flow(PG_FUNCTION_ARGS)
 	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow "
 				 " WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 				 1, argtypes, values, NULL);
-	if (SPI_processed != 1)
+	if (SPI_processed == 1)
+		owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 1, &isnull));
+	/* another role's flow is as if it did not exist (autocdc.flows hides it) */
+	if (SPI_processed != 1 || !has_privs_of_role(GetUserId(), owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("flow \"%s\" does not exist", name),
-				 errhint("The view autocdc.flows lists every flow.")));
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
-	if (!has_privs_of_role(GetUserId(), owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to drop flow \"%s\"", name),
-				 errdetail("The flow belongs to role %s.", GetUserNameFromId(owner, false))));
+				 errhint("The view autocdc.flows lists your flows.")));
 
 	catalog_exec("DELETE FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);

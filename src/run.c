@@ -26,6 +26,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
@@ -57,6 +58,15 @@ lock_pipeline(const char *pipeline)
 				 errmsg("pipeline \"%s\" is already running", pipeline),
 				 errdetail("Another session is running it now; runs of one pipeline never overlap."),
 				 errhint("Run it again when that run has finished.")));
+}
+
+/* Whether the pipeline exists and the caller has its owner's privileges. */
+static bool
+pipeline_is_callers(const char *pipeline)
+{
+	Oid			owner = catalog_pipeline_owner(pipeline);
+
+	return OidIsValid(owner) && has_privs_of_role(GetUserId(), owner);
 }
 
 /* Producers before consumers: a flow whose target another flow reads runs first. */
@@ -125,11 +135,39 @@ check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
 				 errmsg("the checkpoint of flow \"%s\" comes from another cluster", f->name),
 				 errdetail("It records snapshot %s, ahead of every transaction of this cluster; the database was probably restored from a dump.",
 						   prev),
-				 errhint("Clear the transaction column of the source and rebuild: UPDATE %s SET %s = NULL; then SELECT * FROM autocdc.run('%s', full_refresh => true);",
-						 rel_qualified_name(f->source), AUTOCDC_XID_COLUMN, f->pipeline)));
+				 errhint("Clear the transaction column of the source and rebuild: UPDATE %s SET %s = NULL; then SELECT * FROM autocdc.run(%s, full_refresh => true);",
+						 rel_qualified_name(f->source), AUTOCDC_XID_COLUMN,
+						 quote_literal_cstr(f->pipeline))));
 }
 
 static void run_flow_inner(FlowResult *r, bool refresh);
+
+/*
+ * A flow runs as its target's owner (README, Security): the target's
+ * triggers and the state's run with that role's rights and no other.  The
+ * flow's creator chose its expressions and source, so it must still hold
+ * that role's privileges; a creator who lost them, or was dropped, no
+ * longer makes anything run.
+ */
+static void
+resolve_run_role(FlowDef *f)
+{
+	f->run_as = autocdc_relation_owner(f->target);
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(f->owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_ROLE_SPECIFICATION),
+				 errmsg("the role that created flow \"%s\" no longer exists", f->name),
+				 errhint("Drop the flow and create it again: SELECT autocdc.drop_flow(%s);",
+						 quote_literal_cstr(f->name))));
+	if (!has_privs_of_role(f->owner, f->run_as))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\", which created flow \"%s\", no longer has the privileges of role \"%s\", the owner of its target",
+						GetUserNameFromId(f->owner, false), f->name,
+						GetUserNameFromId(f->run_as, false)),
+				 errdetail("A flow runs as its target's owner, on behalf of the role that created it."),
+				 errhint("Grant the role membership in the target's owner again, or drop the flow.")));
+}
 
 /*
  * The plan of a run rests on the source's statistics: when many rows came
@@ -137,7 +175,7 @@ static void run_flow_inner(FlowResult *r, bool refresh);
  * of rows and picks joins that grow with its square.  So a run analyzes a
  * table source first when it grew by a tenth and 1 MB since its statistics
  * were gathered (the size is known at once, unlike activity counters), if
- * the flow's owner owns it.
+ * the run's role owns it.
  */
 static void
 refresh_source_statistics(FlowDef *f)
@@ -147,9 +185,9 @@ refresh_source_statistics(FlowDef *f)
 
 	if (!f->incremental || !OidIsValid(f->source) ||
 #if PG_VERSION_NUM >= 160000
-		!object_ownercheck(RelationRelationId, f->source, f->owner)
+		!object_ownercheck(RelationRelationId, f->source, f->run_as)
 #else
-		!pg_class_ownercheck(f->source, f->owner)
+		!pg_class_ownercheck(f->source, f->run_as)
 #endif
 		)
 		return;
@@ -224,14 +262,15 @@ run_flow_inner(FlowResult *r, bool refresh)
 				 errmsg("the auxiliary state of target \"%s\" was dropped", get_rel_name(f->target)),
 				 errdetail("It is where autocdc remembers what the flows into the target applied."),
 				 errhint("Drop the target's flows with autocdc.drop_flow and create them again; their first run rebuilds the target.")));
-	autocdc_become(&sw, f->owner, true);
+	resolve_run_role(f);
+	autocdc_become(&sw, f->run_as, true);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	catalog_load_target_state(f);
 	p.truncate_seq = truncate_before = f->truncate_seq;
 
-	autocdc_become(&sw, f->owner, true);
+	autocdc_become(&sw, f->run_as, true);
 	refresh_source_statistics(f);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
@@ -272,7 +311,8 @@ reset_target(FlowDef *f)
 {
 	UserSwitch	sw;
 
-	autocdc_become(&sw, f->owner, true);
+	resolve_run_role(f);
+	autocdc_become(&sw, f->run_as, true);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s",
 					  rel_qualified_name(f->target), rel_qualified_name(f->target)),
 			 0, NULL, NULL, NULL, false);
@@ -284,8 +324,22 @@ reset_target(FlowDef *f)
 }
 
 /*
+ * A cancel, a timeout or a shutdown of the calling session stops the whole
+ * run; anything a flow raised itself, whatever its SQLSTATE (a RAISE can
+ * claim 57014), fails that flow only.  They differ by where they were
+ * raised: interrupts are turned into errors in ProcessInterrupts alone.
+ */
+static bool
+raised_by_interrupt(ErrorData *edata)
+{
+	return edata->funcname != NULL && strcmp(edata->funcname, "ProcessInterrupts") == 0;
+}
+
+/*
  * Runs a unit (one flow, or every selected flow of one target under full
- * refresh) in a subtransaction.  On error the unit's results say why.
+ * refresh) in a subtransaction.  On error the unit's results say why;
+ * every other error (out of memory included) fails the unit only, since
+ * the subtransaction gives back all it took.
  */
 static void
 run_unit(List *unit, bool refresh)
@@ -319,8 +373,7 @@ run_unit(List *unit, bool refresh)
 
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+		if (raised_by_interrupt(edata))
 			PG_RE_THROW();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
@@ -362,9 +415,13 @@ run_unit(List *unit, bool refresh)
 	PG_END_TRY();
 }
 
-/* The flows the caller may run, checking each pipeline's owner once. */
+/*
+ * The flows the caller may run: those of pipelines whose owner's privileges
+ * it has, checking each pipeline once.  The others are as if they did not
+ * exist.
+ */
 static List *
-runnable_flows(List *flows, bool explicit)
+runnable_flows(List *flows)
 {
 	List	   *result = NIL;
 	List	   *allowed = NIL,
@@ -377,16 +434,8 @@ runnable_flows(List *flows, bool explicit)
 
 		if (!list_has_string(allowed, f->pipeline) && !list_has_string(denied, f->pipeline))
 		{
-			Oid			owner = catalog_pipeline_owner(f->pipeline);
-
-			if (has_privs_of_role(GetUserId(), owner))
+			if (pipeline_is_callers(f->pipeline))
 				allowed = lappend(allowed, f->pipeline);
-			else if (explicit)
-				ereport(ERROR,
-						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						 errmsg("permission denied to run pipeline \"%s\"", f->pipeline),
-						 errdetail("The pipeline belongs to role %s.",
-								   GetUserNameFromId(owner, false))));
 			else
 				denied = lappend(denied, f->pipeline);
 		}
@@ -415,12 +464,12 @@ autocdc_run(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	if (pipeline && !OidIsValid(catalog_pipeline_owner(pipeline)))
+	if (pipeline && !pipeline_is_callers(pipeline))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" does not exist", pipeline),
-				 errhint("A pipeline is created by its first flow; autocdc.flows lists them.")));
-	flows = catalog_load_flows(pipeline, names);
+				 errhint("A pipeline is created by its first flow; autocdc.pipelines lists yours.")));
+	flows = runnable_flows(catalog_load_flows(pipeline, names));
 	foreach(lc, names)
 	{
 		ListCell   *lc2;
@@ -435,7 +484,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 					 errmsg("flow \"%s\" does not exist%s", (char *) lfirst(lc),
 							pipeline ? psprintf(" in pipeline \"%s\"", pipeline) : "")));
 	}
-	flows = order_flows(runnable_flows(flows, pipeline != NULL || names != NIL));
+	flows = order_flows(flows);
 
 	catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
 	run_id = spi_int64(0, 1);

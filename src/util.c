@@ -12,6 +12,7 @@
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -97,6 +98,34 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 	if (restricted)
 		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/* The role that owns a relation (its code runs as this role). */
+Oid
+autocdc_relation_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * Act as the owner of `relid`, in a security-restricted context: what a
+ * statement on the table sets off (triggers, rules, domain checks,
+ * defaults, index expressions) runs with the rights of whoever could
+ * attach it, never with the caller's (CVE-2020-25695's lesson).
+ */
+void
+autocdc_become_owner_of(UserSwitch *sw, Oid relid)
+{
+	autocdc_become(sw, autocdc_relation_owner(relid), true);
 }
 
 void
