@@ -373,12 +373,13 @@ run_unit(List *unit, bool refresh)
 
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
-		if (raised_by_interrupt(edata))
-			PG_RE_THROW();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
+		/* out of the subtransaction first, or the caller's would stay aborted */
+		if (raised_by_interrupt(edata))
+			ReThrowError(edata);
 
 		foreach(lc, unit)
 		{
