@@ -12,6 +12,7 @@
  */
 #include "flow.h"
 #include "append.h"
+#include "expr_pin.h"
 #include "scd1.h"
 #include "snapshot.h"
 #include "scd2.h"
@@ -203,6 +204,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	CommandId	cid;
 
 	catalog_lock_checkpoint(f);
+	acdc_verify_flow_expressions(f);
 	if (f->once && f->once_done && !refresh)
 	{
 		r->status = "skipped";
