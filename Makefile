@@ -14,7 +14,7 @@ PG_CPPFLAGS = -Wall -Werror -Wno-missing-field-initializers
 REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              scd1_names scd1_security scd1_lifecycle batch_fold \
              scd2_reference scd2_history scd2_flows snapshot backfill schedule \
-             schema_changes security \
+             schema_changes expression_pinning security \
              uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))

@@ -62,11 +62,17 @@ CREATE TABLE autocdc.flow (
     read_mode       text NOT NULL CHECK (read_mode IN ('incremental', 'full')),
     owner           regrole NOT NULL,
     options         jsonb NOT NULL,      -- the arguments as given
-    created_at      timestamptz NOT NULL DEFAULT pg_catalog.now()
+    created_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- what sequence_by, apply_as_* and source_function resolved to at
+    -- creation ('part: class identity [owned by role]'); each run checks it.
+    -- NULL: a flow from 0.1.0, recorded at its first run.
+    expression_objects text[]
 );
 CREATE INDEX ON autocdc.flow (pipeline);
 CREATE INDEX ON autocdc.flow (target);
 COMMENT ON TABLE autocdc.flow IS 'autocdc flows: AUTO CDC, AUTO CDC from snapshot, and append flows';
+COMMENT ON COLUMN autocdc.flow.expression_objects IS
+  'what sequence_by, apply_as_* and source_function resolved to at creation; checked at each run';
 
 -- Per flow: the source snapshot up to which rows have been read.  Written in
 -- the same transaction as the target changes.
@@ -157,7 +163,8 @@ SELECT f.name,
        c.once_done_at,
        l.logged_at     AS last_run_at,
        l.status        AS last_status,
-       l.error         AS last_error
+       l.error         AS last_error,
+       f.expression_objects
   FROM autocdc.flow f
   LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
   LEFT JOIN LATERAL (SELECT e.logged_at, e.status, e.error

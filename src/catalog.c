@@ -60,7 +60,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
 				 "       t.state_table::pg_catalog.oid, "
 				 "       t.sequence_type::pg_catalog.oid, t.track_columns, f.kind, "
-				 "       f.source_function "
+				 "       f.source_function, f.expression_objects "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -94,6 +94,8 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		f->track_columns = array_col(i, 17);
 		f->kind = spi_value(i, 18);
 		f->source_function = spi_value(i, 19);
+		f->expression_objects = array_col(i, 20);
+		f->expression_objects_unset = spi_value(i, 20) == NULL;
 		result = lappend(result, f);
 	}
 	return result;

@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "expr_pin.h"
 
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -126,6 +127,7 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 													spec->source),
 								false, false);
 	AtEOXact_GUC(true, nest);
+	acdc_check_kept_expression(spec->source, (Node *) tle->expr, result, what);
 
 	error_context_stack = errcb.previous;
 	return result;

@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "expr_pin.h"
 
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -417,11 +418,13 @@ register_append_target(FlowSpec *spec)
 static void
 insert_flow_row(FlowSpec *spec)
 {
-	Oid			types[16] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
+	Oid			types[17] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
 		TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID,
-	BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		vals[16];
-	char		nulls[16];
+	BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		vals[17];
+	char		nulls[17];
+	char	   *fn = OidIsValid(spec->source_function) ?
+		format_procedure_qualified(spec->source_function) : NULL;
 
 	memset(nulls, ' ', sizeof(nulls));
 #define SET_TEXT(i, v) do { if (v) vals[i] = CStringGetTextDatum(v); else nulls[i] = 'n'; } while (0)
@@ -446,18 +449,21 @@ insert_flow_row(FlowSpec *spec)
 	vals[12] = CStringGetTextDatum(spec->incremental ? "incremental" : "full");
 	vals[13] = CStringGetTextDatum(spec->options_json);
 	vals[14] = CStringGetTextDatum(spec->kind);
-	SET_TEXT(15, OidIsValid(spec->source_function) ?
-			 format_procedure_qualified(spec->source_function) : NULL);
+	SET_TEXT(15, fn);
 #undef SET_TEXT
+	vals[16] = list_to_text_array(acdc_expression_objects(GetUserId(), spec->source,
+														  spec->seq_norm, spec->deletes_norm,
+														  spec->truncates_norm, fn));
 
 	catalog_exec(psprintf("INSERT INTO autocdc.flow (name, pipeline, kind, target, source, keys, "
 						  "  sequence_by, stored_as_scd_type, apply_as_deletes, apply_as_truncates, "
-						  "  columns, ignore_null_columns, once, read_mode, owner, options, source_function) "
+						  "  columns, ignore_null_columns, once, read_mode, owner, options, source_function, "
+						  "  expression_objects) "
 						  "VALUES ($1, $2, $15, $3::pg_catalog.regclass, $4::pg_catalog.regclass, "
 						  "  $5, $6, $7, $8, $9, $10, $11, $12, $13, %u::pg_catalog.oid::pg_catalog.regrole, "
-						  "  $14::pg_catalog.jsonb, $16)",
+						  "  $14::pg_catalog.jsonb, $16, $17)",
 						  GetUserId()),
-				 16, types, vals, nulls);
+				 17, types, vals, nulls);
 	catalog_exec("INSERT INTO autocdc.checkpoint (flow) VALUES ($1)",
 				 1, types, vals, NULL);
 }

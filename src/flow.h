@@ -28,6 +28,8 @@ typedef struct FlowDef
 	char	   *truncates;		/* normalized boolean expression or NULL */
 	bool		once;
 	bool		incremental;	/* source carries __autocdc_xid */
+	List	   *expression_objects; /* what the above resolved to (expr_pin.c) */
+	bool		expression_objects_unset;	/* NULL: a flow from 0.1.0 */
 
 	/* Shared by every flow into the target; the last two read under lock. */
 	Oid			state;			/* auxiliary state table */

@@ -12,6 +12,7 @@
  */
 #include "flow.h"
 #include "append.h"
+#include "expr_pin.h"
 #include "scd1.h"
 #include "snapshot.h"
 #include "scd2.h"
@@ -246,6 +247,8 @@ run_flow_inner(FlowResult *r, bool refresh)
 		r->status = "skipped";
 		return;
 	}
+	resolve_run_role(f);
+	acdc_verify_flow_expressions(f);
 
 	memset(&p, 0, sizeof(p));
 	p.whole = refresh || f->once || f->ckpt_snapshot == NULL;
@@ -262,7 +265,6 @@ run_flow_inner(FlowResult *r, bool refresh)
 				 errmsg("the auxiliary state of target \"%s\" was dropped", get_rel_name(f->target)),
 				 errdetail("It is where autocdc remembers what the flows into the target applied."),
 				 errhint("Drop the target's flows with autocdc.drop_flow and create them again; their first run rebuilds the target.")));
-	resolve_run_role(f);
 	autocdc_become(&sw, f->run_as, true);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);

@@ -108,6 +108,22 @@ SELECT flow, status FROM autocdc.run('mal', flows => ARRAY['mal.t']);
 SELECT * FROM public.signed();
 TRUNCATE public.signed;
 
+-- A deferred trigger would fire at commit, as whoever commits: PostgreSQL
+-- refuses to queue one in a security-restricted operation, so the flow
+-- fails alone and nothing of Mallory's runs as the superuser.
+SET ROLE acdc_mallory;
+DROP TRIGGER trap ON mal.t;
+CREATE CONSTRAINT TRIGGER later AFTER INSERT OR UPDATE ON mal.t DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION mal.trap();
+RESET ROLE;
+INSERT INTO mal.src VALUES (4, 4, 1);
+SELECT flow, status FROM autocdc.run('mal', flows => ARRAY['mal.t', 'mal.h']);
+SELECT error FROM autocdc.event_log WHERE flow = 'mal.t' ORDER BY id DESC LIMIT 1;
+SELECT * FROM public.signed();
+SET ROLE acdc_mallory;
+DROP TRIGGER later ON mal.t;
+RESET ROLE;
+
 -- The target's owner must be able to read the source, since it runs the flow.
 CREATE TABLE public.secret (id int, v int, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'mal.t', source => 'public.secret', keys => ARRAY['id'],

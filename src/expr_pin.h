@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ * expr_pin.h
+ *	  What a flow's stored expressions resolve to, recorded at creation and
+ *	  checked before each run (expr_pin.c).
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_EXPR_PIN_H
+#define AUTOCDC_EXPR_PIN_H
+
+#include "flow.h"
+
+#include "nodes/nodes.h"
+
+extern List *acdc_node_objects(Node *node, const char *what);
+extern List *acdc_expression_objects(Oid owner, Oid source,
+									 const char *sequence_by,
+									 const char *deletes,
+									 const char *truncates,
+									 const char *source_function);
+extern void acdc_check_kept_expression(Oid source, Node *analyzed,
+									   const char *kept, const char *what);
+extern void acdc_verify_flow_expressions(FlowDef *f);
+
+#endif							/* AUTOCDC_EXPR_PIN_H */
