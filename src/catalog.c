@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 
 static List *
 array_col(int row, int col)
@@ -336,21 +337,12 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
  */
 #define EVENT_LOG_PRUNE_BATCH 1000
 
-/*
- * Deletes the oldest expired rows of the event log (called at the end of a
- * run, and by each scheduler pass).  Rows another transaction is deleting
- * are skipped rather than waited for.  Under REPEATABLE READ or
- * SERIALIZABLE a row a concurrent prune deleted would be a serialization
- * failure of the caller's run, so such transactions leave it to others.
- */
-void
-catalog_prune_event_log(void)
+static void
+prune_event_log_batch(void)
 {
 	Oid			argtypes[2] = {FLOAT8OID, INT4OID};
 	Datum		values[2];
 
-	if (autocdc_event_log_retention_s < 0 || IsolationUsesXactSnapshot())
-		return;
 	values[0] = Float8GetDatum((double) autocdc_event_log_retention_s);
 	values[1] = Int32GetDatum(EVENT_LOG_PRUNE_BATCH);
 	catalog_exec("WITH old AS ("
@@ -361,6 +353,62 @@ catalog_prune_event_log(void)
 				 "DELETE FROM autocdc.event_log e USING old "
 				 " WHERE e.id OPERATOR(pg_catalog.=) old.id",
 				 2, argtypes, values, NULL);
+}
+
+/*
+ * Under REPEATABLE READ a row that a concurrent prune deleted after this
+ * transaction's snapshot is a serialization failure: it would fail the
+ * caller's run for the log's sake, so the batch is given up instead (the
+ * rows are gone anyway, or will be at the next prune).
+ */
+static void
+prune_event_log_batch_in_subxact(void)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		prune_event_log_batch();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode != ERRCODE_T_R_SERIALIZATION_FAILURE)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Deletes the oldest expired rows of the event log (called at the end of a
+ * run, and by each scheduler pass).  Rows another transaction is deleting
+ * are skipped rather than waited for.  A SERIALIZABLE transaction leaves
+ * the log alone: its read of the old rows could make the caller's own
+ * commit fail.
+ */
+void
+catalog_prune_event_log(void)
+{
+	if (autocdc_event_log_retention_s < 0 || IsolationIsSerializable())
+		return;
+	if (IsolationUsesXactSnapshot())
+		prune_event_log_batch_in_subxact();
+	else
+		prune_event_log_batch();
 }
 
 /* The pipeline's owner, or InvalidOid when there is no such pipeline. */
