@@ -259,9 +259,9 @@ catalog_set_truncate_seq(Oid target, const char *seq)
 }
 
 /*
- * An empty run (read nothing, applied nothing new, failed nowhere) is left
- * out of the log unless autocdc.log_empty_runs: idle continuous pipelines
- * would fill it.
+ * An empty run (it read nothing and did not fail, a ONCE flow's skipped
+ * run included; never a full refresh) is left out of the log unless
+ * autocdc.log_empty_runs: idle continuous pipelines would fill it.
  */
 static bool
 run_is_logged(bool full_refresh, FlowCounts *counts, const char *status)
