@@ -83,9 +83,19 @@ CREATE TABLE autocdc.checkpoint (
     own_cid     bigint,          --   its rows with cmin < own_cid were read
     snapshot_version text,       -- snapshot flows: the last version applied
     once_done_at timestamptz,
-    last_run_at timestamptz
+    last_run_at timestamptz,
+    -- the last run and running totals: kept here, as the event log is pruned
+    last_status text CHECK (last_status IN ('success', 'failed', 'skipped')),
+    last_error  text,
+    last_rows_read bigint,
+    runs                bigint NOT NULL DEFAULT 0,
+    rows_read_total     bigint NOT NULL DEFAULT 0,
+    rows_upserted_total bigint NOT NULL DEFAULT 0,
+    rows_deleted_total  bigint NOT NULL DEFAULT 0,
+    rows_skipped_total  bigint NOT NULL DEFAULT 0,
+    failures_total      bigint NOT NULL DEFAULT 0
 );
-COMMENT ON TABLE autocdc.checkpoint IS 'autocdc per-flow read position (exactly-once checkpoint) and ONCE marks';
+COMMENT ON TABLE autocdc.checkpoint IS 'autocdc per-flow read position (exactly-once checkpoint), ONCE marks, last run and running totals';
 
 CREATE TABLE autocdc.event_log (
     id            bigserial PRIMARY KEY,
@@ -107,6 +117,7 @@ CREATE TABLE autocdc.event_log (
     run_by        regrole NOT NULL
 );
 CREATE INDEX ON autocdc.event_log (flow, id);
+CREATE INDEX ON autocdc.event_log (logged_at);   -- pruning (autocdc.event_log_retention)
 CREATE SEQUENCE autocdc.run_id_seq;
 COMMENT ON TABLE autocdc.event_log IS 'autocdc: one row per flow per run, with counts, status and error';
 
@@ -161,18 +172,21 @@ SELECT f.name,
        c.snapshot      AS checkpoint,
        c.snapshot_version,
        c.once_done_at,
-       l.logged_at     AS last_run_at,
-       l.status        AS last_status,
-       l.error         AS last_error,
-       f.expression_objects
+       c.last_run_at,
+       c.last_status,
+       c.last_error,
+       f.expression_objects,
+       c.last_rows_read,
+       c.runs,
+       c.rows_read_total,
+       c.rows_upserted_total,
+       c.rows_deleted_total,
+       c.rows_skipped_total,
+       c.failures_total
   FROM autocdc.flow f
-  LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
-  LEFT JOIN LATERAL (SELECT e.logged_at, e.status, e.error
-                       FROM autocdc.event_log e
-                      WHERE e.flow OPERATOR(pg_catalog.=) f.name
-                      ORDER BY e.id DESC LIMIT 1) l ON true;
+  LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name;
 GRANT SELECT ON autocdc.flows TO PUBLIC;
-COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint and last run';
+COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint, last run and running totals';
 
 CREATE VIEW autocdc.pipelines WITH (security_invoker = true) AS
 SELECT p.name,

@@ -21,7 +21,8 @@ int			autocdc_max_workers = 4;
 int			autocdc_naptime_ms = 1000;
 int			autocdc_max_retry_delay_s = 300;
 bool		autocdc_preloaded = false;
-bool		autocdc_log_empty_runs = true;
+bool		autocdc_log_empty_runs = false;
+int			autocdc_event_log_retention_s = 7 * 24 * 3600;
 
 void		_PG_init(void);
 
@@ -68,11 +69,18 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("autocdc.log_empty_runs",
 							 "Whether a flow's run that read nothing and succeeded is written to autocdc.event_log.",
-							 "Turn it off to keep continuous pipelines' idle runs out of the log.",
+							 "Off keeps continuous pipelines' idle runs out of the log; autocdc.flows shows every flow's last run either way.",
 							 &autocdc_log_empty_runs,
-							 true,
+							 false,
 							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("autocdc.event_log_retention",
+							"How long rows of autocdc.event_log are kept.",
+							"Older rows are deleted by runs and by the background worker's schedulers, a bounded number at a time; -1 keeps them forever.",
+							&autocdc_event_log_retention_s,
+							7 * 24 * 3600, -1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
 	DefineCustomBoolVariable("autocdc.batch_fold",
 							 "Whether AUTO CDC runs fold their events in C rather than in SQL.",
 							 "Both give the same result; off is for comparing them.",

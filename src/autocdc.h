@@ -24,6 +24,7 @@ extern int	autocdc_naptime_ms;
 extern int	autocdc_max_retry_delay_s;
 extern bool autocdc_preloaded;
 extern bool autocdc_log_empty_runs;
+extern int	autocdc_event_log_retention_s;
 
 /* First half of the advisory lock key that keeps runs of a pipeline apart. */
 #define PIPELINE_LOCK_CLASS 1633903715

@@ -7,10 +7,19 @@
  */
 #include "flow.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
 
 static List *
 array_col(int row, int col)
@@ -33,6 +42,46 @@ oid_col(int row, int col)
 }
 
 /*
+ * Refuses a catalog made by an older script: the library is replaced at
+ * once for every database, while each database's catalog changes only with
+ * ALTER EXTENSION autocdc UPDATE, and running against the old one would
+ * fail halfway, on some missing column.
+ */
+void
+catalog_check_version(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char	   *version = NULL;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("autocdc"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = text_to_cstring(DatumGetTextPP(d));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (version != NULL && strcmp(version, AUTOCDC_CATALOG_VERSION) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("autocdc's catalog is at version %s", version),
+				 errdetail("The installed autocdc library needs version %s.",
+						   AUTOCDC_CATALOG_VERSION),
+				 errhint("Run ALTER EXTENSION autocdc UPDATE.")));
+}
+
+/*
  * Flows of one pipeline (or of every pipeline when NULL), optionally only
  * the named ones, ordered by name.  Checkpoints are not loaded here: they
  * are read under lock by catalog_lock_checkpoint.
@@ -45,6 +94,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 	char		nulls[2] = {' ', ' '};
 	List	   *result = NIL;
 
+	catalog_check_version();
 	values[0] = pipeline ? CStringGetTextDatum(pipeline) : (Datum) 0;
 	if (!pipeline)
 		nulls[0] = 'n';
@@ -175,7 +225,7 @@ catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 				 "   SET snapshot = autocdc._checkpoint_snapshot($2::pg_catalog.pg_snapshot, $3::pg_catalog.xid8), "
 				 "       own_xid = $3::pg_catalog.xid8, own_cid = $4, "
 				 "       once_done_at = CASE WHEN $5 THEN pg_catalog.now() END, "
-				 "       snapshot_version = $6, last_run_at = pg_catalog.now() "
+				 "       snapshot_version = $6 "
 				 " WHERE flow OPERATOR(pg_catalog.=) $1",
 				 6, argtypes, values, nulls);
 }
@@ -210,16 +260,34 @@ catalog_set_truncate_seq(Oid target, const char *seq)
 				 2, argtypes, values, NULL);
 }
 
+/*
+ * An empty run (it read nothing and did not fail, a ONCE flow's skipped
+ * run included; never a full refresh) is left out of the log unless
+ * autocdc.log_empty_runs: idle continuous pipelines would fill it.
+ */
+static bool
+run_is_logged(bool full_refresh, FlowCounts *counts, const char *status)
+{
+	return autocdc_log_empty_runs || full_refresh || counts->read > 0 ||
+		strcmp(status, "failed") == 0;
+}
+
+/*
+ * Records a flow's run: a row of autocdc.event_log (unless the run was
+ * empty) and, in the same statement, the flow's last run and running totals
+ * in its checkpoint row, which outlive the log's pruning.  Called after the
+ * flow's subtransaction, so a failed run is recorded too.
+ */
 void
 catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				  FlowCounts *counts, const char *status, const char *error,
 				  double seconds)
 {
-	Oid			argtypes[15] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
+	Oid			argtypes[16] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
 		BOOLOID, INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	FLOAT8OID, OIDOID, TEXTOID};
-	Datum		values[15];
-	char		nulls[15];
+	FLOAT8OID, OIDOID, TEXTOID, BOOLOID};
+	Datum		values[16];
+	char		nulls[16];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(run_id);
@@ -240,13 +308,109 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 		nulls[11] = 'n';
 	values[12] = Float8GetDatum(seconds);
 	values[13] = ObjectIdGetDatum(GetUserId());
+	values[15] = BoolGetDatum(run_is_logged(full_refresh, counts, status));
 
-	catalog_exec("INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
+	catalog_exec("WITH logged AS ("
+				 " INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
 				 "  read_mode, full_refresh, rows_read, rows_upserted, rows_deleted, "
 				 "  rows_skipped, status, error, duration, run_by) "
-				 "VALUES ($1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, $15, $5, $6, $7, $8, $9, "
-				 "  $10, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole)",
-				 15, argtypes, values, nulls);
+				 " SELECT $1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, $15, $5, $6, $7, $8, $9, "
+				 "  $10, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole "
+				 "  WHERE $16 "
+				 " RETURNING logged_at) "
+				 "UPDATE autocdc.checkpoint SET "
+				 "  last_run_at = COALESCE((SELECT logged_at FROM logged), pg_catalog.clock_timestamp()), "
+				 "  last_status = $11, last_error = $12, last_rows_read = $7, "
+				 "  runs = runs OPERATOR(pg_catalog.+) 1, "
+				 "  rows_read_total = rows_read_total OPERATOR(pg_catalog.+) $7, "
+				 "  rows_upserted_total = rows_upserted_total OPERATOR(pg_catalog.+) $8, "
+				 "  rows_deleted_total = rows_deleted_total OPERATOR(pg_catalog.+) $9, "
+				 "  rows_skipped_total = rows_skipped_total OPERATOR(pg_catalog.+) $10, "
+				 "  failures_total = failures_total OPERATOR(pg_catalog.+) "
+				 "    CASE WHEN $11 OPERATOR(pg_catalog.=) 'failed' THEN 1 ELSE 0 END "
+				 " WHERE flow OPERATOR(pg_catalog.=) $3",
+				 16, argtypes, values, nulls);
+}
+
+/*
+ * Rows of autocdc.event_log older than autocdc.event_log_retention are
+ * deleted, at most this many per call, so that a run or a scheduler pass
+ * does bounded work however much has piled up.
+ */
+#define EVENT_LOG_PRUNE_BATCH 1000
+
+static void
+prune_event_log_batch(void)
+{
+	Oid			argtypes[2] = {FLOAT8OID, INT4OID};
+	Datum		values[2];
+
+	values[0] = Float8GetDatum((double) autocdc_event_log_retention_s);
+	values[1] = Int32GetDatum(EVENT_LOG_PRUNE_BATCH);
+	catalog_exec("WITH old AS ("
+				 " SELECT id FROM autocdc.event_log "
+				 "  WHERE logged_at OPERATOR(pg_catalog.<) "
+				 "        (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1)) "
+				 "  ORDER BY logged_at LIMIT $2 FOR UPDATE SKIP LOCKED) "
+				 "DELETE FROM autocdc.event_log e USING old "
+				 " WHERE e.id OPERATOR(pg_catalog.=) old.id",
+				 2, argtypes, values, NULL);
+}
+
+/*
+ * Under REPEATABLE READ a row that a concurrent prune deleted after this
+ * transaction's snapshot is a serialization failure: it would fail the
+ * caller's run for the log's sake, so the batch is given up instead (the
+ * rows are gone anyway, or will be at the next prune).
+ */
+static void
+prune_event_log_batch_in_subxact(void)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		prune_event_log_batch();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode != ERRCODE_T_R_SERIALIZATION_FAILURE)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Deletes the oldest expired rows of the event log (called at the end of a
+ * run, and by each scheduler pass).  Rows another transaction is deleting
+ * are skipped rather than waited for.  A SERIALIZABLE transaction leaves
+ * the log alone: its read of the old rows could make the caller's own
+ * commit fail.
+ */
+void
+catalog_prune_event_log(void)
+{
+	if (autocdc_event_log_retention_s < 0 || IsolationIsSerializable())
+		return;
+	if (IsolationUsesXactSnapshot())
+		prune_event_log_batch_in_subxact();
+	else
+		prune_event_log_batch();
 }
 
 /* The pipeline's owner, or InvalidOid when there is no such pipeline. */

@@ -479,6 +479,7 @@ define_create_flow(FlowSpec *spec)
 	bool		append = strcmp(spec->kind, "append") == 0;
 	bool		snapshot = strcmp(spec->kind, "snapshot") == 0;
 
+	catalog_check_version();
 	ensure_pipeline(spec);
 	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);

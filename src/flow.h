@@ -55,6 +55,7 @@ typedef struct FlowCounts
 	int64		skipped;
 } FlowCounts;
 
+extern void catalog_check_version(void);
 extern List *catalog_load_flows(const char *pipeline, List *flow_names);
 extern void catalog_lock_checkpoint(FlowDef *flow);
 extern void catalog_load_target_state(FlowDef *flow);
@@ -66,6 +67,7 @@ extern void catalog_set_truncate_seq(Oid target, const char *seq);
 extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 							  FlowCounts *counts, const char *status,
 							  const char *error, double seconds);
+extern void catalog_prune_event_log(void);
 extern Oid	catalog_pipeline_owner(const char *pipeline);
 
 #endif							/* AUTOCDC_FLOW_H */

@@ -527,10 +527,8 @@ autocdc_run(PG_FUNCTION_ARGS)
 		Interval   *dur = palloc0(sizeof(Interval));
 
 		dur->time = r->finished - r->started;
-		if (autocdc_log_empty_runs || r->counts.read > 0 ||
-			strcmp(r->status, "success") != 0)
-			catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
-							  r->error, (double) dur->time / USECS_PER_SEC);
+		catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
+						  r->error, (double) dur->time / USECS_PER_SEC);
 		values[0] = CStringGetTextDatum(r->flow->name);
 		values[1] = ObjectIdGetDatum(r->flow->target);
 		values[2] = CStringGetTextDatum(r->flow->kind);
@@ -542,6 +540,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 		values[8] = IntervalPGetDatum(dur);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	catalog_prune_event_log();
 
 	SPI_finish();
 	return (Datum) 0;

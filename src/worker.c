@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
+#include "flow.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -290,6 +291,7 @@ scheduler_pass(List **runs, bool *cleaned, MemoryContext keep)
 				 0, NULL, NULL, NULL, false);
 		if (spi_value(0, 1) != NULL)
 			sleep_ms = Min(sleep_ms, Max(spi_int64(0, 1), 10));
+		catalog_prune_event_log();
 	}
 
 	SPI_finish();

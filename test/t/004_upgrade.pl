@@ -1,0 +1,298 @@
+# ALTER EXTENSION autocdc UPDATE from 0.1.0: a database that made its flows
+# under 0.1.0 and was then updated ends where one with 0.2.0 from the start
+# does, after the same steps: the same targets and bookkeeping, and the same
+# extension objects (members, catalog columns, constraints, indexes,
+# policies, views, functions, comments), compared as order-independent text,
+# so that the install script and the upgrade script cannot drift apart.
+# Also: the 0.2.0 library refuses to run flows on a 0.1.0 catalog, and the
+# update fills each flow's last run and totals from the event log.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->start;
+
+my ($up, $new) = ('from_010', 'fresh_020');
+$node->safe_psql('postgres', "CREATE DATABASE $up");
+$node->safe_psql('postgres', "CREATE DATABASE $new");
+$node->safe_psql($up, q{CREATE EXTENSION autocdc VERSION '0.1.0'});
+$node->safe_psql($new, q{CREATE EXTENSION autocdc});
+is($node->safe_psql($up, q{SELECT extversion FROM pg_extension WHERE extname = 'autocdc'}),
+	'0.1.0', 'one database starts at 0.1.0');
+
+# Flows of every kind 0.1.0 has, and their first rows.
+my $setup = q{
+CREATE SCHEMA u;
+SET search_path = u, public;
+-- SCD 1 with deletes and truncates
+CREATE TABLE s1 (id int, v text, w int, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 't1', source => 's1', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, apply_as_truncates => $$op = 'T'$$,
+  except_column_list => ARRAY['op', 'seq'], name => 'f1', pipeline => 'p');
+-- SCD 1 with ignore_null_updates
+CREATE TABLE s2 (id int, v text, w int, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 't2', source => 's2', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], ignore_null_updates => true,
+  name => 'f2', pipeline => 'p');
+-- SCD 2 with history tracked on one column
+CREATE TABLE s3 (id int, v text, w int, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 't3', source => 's3', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 2, track_history_column_list => ARRAY['v'], name => 'f3', pipeline => 'p');
+-- SCD 2 sequenced by ROW(a, b)
+CREATE TABLE s4 (id int, a int, b int, v text);
+SELECT autocdc.create_auto_cdc_flow(target => 't4', source => 's4', keys => ARRAY['id'],
+  sequence_by => 'ROW(a, b)', except_column_list => ARRAY['a', 'b'], stored_as_scd_type => 2,
+  name => 'f4', pipeline => 'p');
+-- snapshot of a table (SCD 1)
+CREATE TABLE s5 (id int, v text);
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 't5', source => 's5', keys => ARRAY['id'],
+  name => 'f5', pipeline => 'p');
+-- snapshots from a source function (SCD 2): version n is table s6_<n>
+CREATE TABLE s6_1 (id int, v text);
+CREATE TABLE s6_2 (id int, v text);
+CREATE TABLE s6_3 (id int, v text);
+CREATE TABLE s6_ready (n int);
+CREATE FUNCTION next_s6(latest bigint) RETURNS TABLE (snapshot regclass, version bigint)
+LANGUAGE sql AS $$
+  SELECT format('u.s6_%s', coalesce(latest, 0) + 1)::regclass, coalesce(latest, 0) + 1
+   WHERE coalesce(latest, 0) + 1 <= (SELECT max(n) FROM u.s6_ready)
+$$;
+CREATE TABLE t6 (id int, v text, __start_at bigint, __end_at bigint, PRIMARY KEY (id, __start_at));
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 't6', source_function => 'next_s6(bigint)',
+  keys => ARRAY['id'], stored_as_scd_type => 2, name => 'f6', pipeline => 'p');
+-- append
+CREATE TABLE s7 (id int, v text);
+SELECT autocdc.create_append_flow(target => 't7', source => 's7', name => 'f7', pipeline => 'p');
+-- ONCE
+CREATE TABLE s8 (id int, v text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 't8', source => 's8', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], once => true, name => 'f8', pipeline => 'p');
+
+INSERT INTO s1 VALUES (1, 'a', 1, 'U', 1), (2, 'b', 2, 'U', 1), (3, 'c', 3, 'U', 1), (1, 'a2', 10, 'U', 2);
+INSERT INTO s2 VALUES (1, 'a', 1, 1), (2, 'b', 2, 1), (1, NULL, 10, 2);
+INSERT INTO s3 VALUES (1, 'a', 1, 'U', 1), (1, 'a', 2, 'U', 2), (1, 'b', 3, 'U', 3), (2, 'x', 1, 'U', 1);
+INSERT INTO s4 VALUES (1, 1, 2, 'b'), (1, 1, 1, 'a'), (2, 5, 0, 'z');
+INSERT INTO s5 VALUES (1, 'a'), (2, 'b'), (3, 'c');
+INSERT INTO s6_1 VALUES (1, 'a'), (2, 'b');
+INSERT INTO s6_2 VALUES (2, 'b2'), (3, 'c');
+INSERT INTO s6_3 VALUES (3, 'c3'), (4, 'd');
+INSERT INTO s6_ready VALUES (1);
+INSERT INTO s7 VALUES (1, 'a'), (2, 'b');
+INSERT INTO s8 VALUES (1, 'a', 1), (2, 'b', 1);
+};
+$node->safe_psql($_, $setup) for ($up, $new);
+
+# Under 0.1.0 the 0.2.0 library refuses to run, saying what to do.
+my ($ret, $out, $err) = $node->psql($up, q{SELECT * FROM autocdc.run('p')});
+isnt($ret, 0, 'run() on a 0.1.0 catalog fails');
+like($err, qr/ERROR:  autocdc's catalog is at version 0\.1\.0/, 'naming the catalog version');
+like($err, qr/HINT:  Run ALTER EXTENSION autocdc UPDATE\./, 'with the way out');
+
+# More rows before the update.
+my $before_update = q{
+SET search_path = u, public;
+INSERT INTO s1 VALUES (2, 'b2', 20, 'U', 2), (3, NULL, NULL, 'D', 2);
+INSERT INTO s3 VALUES (2, 'x', 5, 'U', 2), (2, NULL, NULL, 'D', 3);
+INSERT INTO s4 VALUES (1, 2, 0, 'c');
+INSERT INTO s8 VALUES (3, 'c', 1);
+};
+$node->safe_psql($_, $before_update) for ($up, $new);
+
+$node->safe_psql($up, q{ALTER EXTENSION autocdc UPDATE});
+is($node->safe_psql($up, q{SELECT extversion FROM pg_extension WHERE extname = 'autocdc'}),
+	'0.2.0', 'updated to 0.2.0');
+
+# The same runs and rows in both.
+my $runs = q{
+SET search_path = u, public;
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p');
+INSERT INTO s1 VALUES (9, 'late', 9, 'U', 0), (4, 'd', 4, 'U', 3), (NULL, NULL, NULL, 'T', 3), (5, 'e', 5, 'U', 4);
+INSERT INTO s2 VALUES (2, NULL, NULL, 2), (3, 'c', NULL, 1), (1, 'a3', NULL, 3);
+INSERT INTO s3 VALUES (1, 'b', 9, 'U', 4), (1, 'c', 9, 'U', 5), (3, 'y', 1, 'U', 1), (1, 'a0', 0, 'U', 0);
+INSERT INTO s4 VALUES (1, 1, 5, 'late'), (2, 6, 0, 'z2');
+TRUNCATE s5;
+INSERT INTO s5 VALUES (2, 'b2'), (4, 'd');
+INSERT INTO s6_ready VALUES (2);
+INSERT INTO s7 VALUES (3, 'c'), (1, 'a');
+INSERT INTO s8 VALUES (4, 'd', 1);
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p');
+INSERT INTO s6_ready VALUES (3);
+INSERT INTO s1 VALUES (4, NULL, NULL, 'D', 5);
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p');
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p', full_refresh => true, flows => ARRAY['f7']);
+};
+my $all_ok = join("\n", 'f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:success',
+	('f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:skipped') x 2,
+	'f7:success');
+is($node->safe_psql($up, $runs), $all_ok, 'the updated database runs every flow');
+is($node->safe_psql($new, $runs), $all_ok, 'so does the fresh one');
+
+# Every target, as sorted text, and every flow's bookkeeping but for times
+# and snapshots.
+my $state = q{
+SET search_path = u, public;
+SELECT string_agg(x, E'\n' ORDER BY x) FROM (
+  SELECT 't1 ' || t::text AS x FROM t1 t UNION ALL SELECT 't2 ' || t::text FROM t2 t
+  UNION ALL SELECT 't3 ' || t::text FROM t3 t UNION ALL SELECT 't4 ' || t::text FROM t4 t
+  UNION ALL SELECT 't5 ' || t::text FROM t5 t UNION ALL SELECT 't6 ' || t::text FROM t6 t
+  UNION ALL SELECT 't7 ' || t::text FROM t7 t UNION ALL SELECT 't8 ' || t::text FROM t8 t
+  UNION ALL
+  -- a ROW(...) sequence names its type, whose name holds an oid
+  SELECT concat_ws(' ', 'flow', name, pipeline, kind, source, source_function, target, keys,
+                   regexp_replace(sequence_by, '__autocdc_seq_[0-9]+', '__autocdc_seq_N'), scd_type, read_mode, once, owner, options, snapshot_version,
+                   once_done_at IS NOT NULL, last_run_at IS NOT NULL, last_status, last_error,
+                   last_rows_read, runs, rows_read_total, rows_upserted_total, rows_deleted_total,
+                   rows_skipped_total, failures_total)
+    FROM autocdc.flows
+  UNION ALL
+  SELECT concat_ws(' ', 'log', flow, kind, read_mode, full_refresh, rows_read, rows_upserted,
+                   rows_deleted, rows_skipped, status, error)
+    FROM autocdc.event_log) s
+};
+my $state_up = $node->safe_psql($up, $state);
+my $state_new = $node->safe_psql($new, $state);
+like($state_new, qr/^t8 /m, 'the targets were written');
+is($state_up, $state_new, 'targets, flows and event log are the same after update as after a fresh install');
+
+# The extension's objects as text: one line per fact, sorted.
+my $objects = q{
+WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'autocdc'),
+member AS (
+  SELECT d.classid, d.objid, d.objsubid, pg_describe_object(d.classid, d.objid, d.objsubid) AS what
+    FROM pg_depend d, ext WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid
+     AND d.deptype = 'e'),
+rel AS (
+  SELECT c.oid::regclass::text AS name, c.* FROM pg_class c
+   WHERE c.relnamespace = 'autocdc'::regnamespace
+     AND c.oid IN (SELECT objid FROM member WHERE classid = 'pg_class'::regclass)),
+facts(x) AS (
+  SELECT 'member ' || what FROM member
+  UNION ALL
+  SELECT 'comment ' || m.what || ': ' || d.description
+    FROM member m JOIN pg_description d ON d.classoid = m.classid AND d.objoid = m.objid
+     AND d.objsubid = m.objsubid
+  UNION ALL
+  SELECT concat_ws(' ', 'extension', e.extname, e.extversion, e.extrelocatable,
+                   e.extnamespace::regnamespace, e.extowner::regrole,
+                   (SELECT string_agg(c::regclass::text || coalesce('=' || w, ''), ',' ORDER BY c::regclass::text)
+                      FROM unnest(e.extconfig, e.extcondition) u(c, w)))
+    FROM pg_extension e WHERE e.extname = 'autocdc'
+  UNION ALL
+  SELECT concat_ws(' ', 'schema', n.nspname, n.nspowner::regrole, n.nspacl::text,
+                   obj_description(n.oid, 'pg_namespace'))
+    FROM pg_namespace n WHERE n.nspname = 'autocdc'
+  UNION ALL
+  SELECT concat_ws(' ', 'relation', r.name, r.relkind, r.relpersistence, r.relowner::regrole,
+                   r.relacl::text, r.reloptions::text, r.relrowsecurity, r.relforcerowsecurity,
+                   r.relreplident, r.relhasrules, r.relhastriggers, r.relispartition)
+    FROM rel r
+  UNION ALL
+  -- columns by position among the live ones, so a dropped column would show
+  SELECT concat_ws(' ', 'column', r.name,
+                   row_number() OVER (PARTITION BY r.oid ORDER BY a.attnum), a.attname,
+                   format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attidentity, a.attgenerated,
+                   a.attcollation::regcollation, a.attacl::text, a.attstorage, a.attcompression, pg_get_expr(ad.adbin, ad.adrelid))
+    FROM rel r JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
+    LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+  UNION ALL
+  SELECT 'dropped column in ' || r.name
+    FROM rel r JOIN pg_attribute a ON a.attrelid = r.oid AND a.attisdropped
+  UNION ALL
+  SELECT concat_ws(' ', 'constraint', r.name, co.conname, co.contype, co.condeferrable,
+                   co.convalidated, pg_get_constraintdef(co.oid, true))
+    FROM rel r JOIN pg_constraint co ON co.conrelid = r.oid
+  UNION ALL
+  SELECT concat_ws(' ', 'index', pg_get_indexdef(i.indexrelid), i.indisprimary, i.indisunique,
+                   i.indisvalid, i.indisreplident, ic.reloptions::text)
+    FROM rel r JOIN pg_index i ON i.indrelid = r.oid JOIN pg_class ic ON ic.oid = i.indexrelid
+  UNION ALL
+  SELECT concat_ws(' ', 'policy', r.name, p.polname, p.polcmd, p.polpermissive,
+                   (SELECT string_agg(rn, ',' ORDER BY rn)
+                      FROM (SELECT CASE WHEN ro = 0 THEN 'public' ELSE ro::regrole::text END
+                              FROM unnest(p.polroles) ro) u(rn)),
+                   pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid))
+    FROM rel r JOIN pg_policy p ON p.polrelid = r.oid
+  UNION ALL
+  SELECT concat_ws(' ', 'trigger', r.name, t.tgname, pg_get_triggerdef(t.oid, true), t.tgenabled)
+    FROM rel r JOIN pg_trigger t ON t.tgrelid = r.oid AND NOT t.tgisinternal  -- foreign keys' are constraints
+  UNION ALL
+  SELECT concat_ws(' ', 'rule', r.name, ru.rulename, ru.ev_type, ru.is_instead,
+                   CASE WHEN r.relkind <> 'v' THEN pg_get_ruledef(ru.oid, true) END)
+    FROM rel r JOIN pg_rewrite ru ON ru.ev_class = r.oid
+  UNION ALL
+  SELECT 'view ' || r.name || E'\n' || pg_get_viewdef(r.oid, true) FROM rel r WHERE r.relkind IN ('v', 'm')
+  UNION ALL
+  SELECT concat_ws(' ', 'sequence', r.name, format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
+                   s.seqmax, s.seqmin, s.seqcache, s.seqcycle)
+    FROM rel r JOIN pg_sequence s ON s.seqrelid = r.oid
+  UNION ALL
+  SELECT concat_ws(' ', 'function', p.oid::regprocedure, p.proowner::regrole, p.proacl::text,
+                   p.prokind, p.prosecdef, p.proleakproof, p.proisstrict, p.provolatile,
+                   p.proparallel, p.procost, p.prorows, p.proconfig::text) || E'\n' ||
+         CASE WHEN p.prokind IN ('f', 'p', 'w') THEN pg_get_functiondef(p.oid) ELSE '' END
+    FROM pg_proc p WHERE p.oid IN (SELECT objid FROM member WHERE classid = 'pg_proc'::regclass)
+  UNION ALL
+  SELECT concat_ws(' ', 'type', t.oid::regtype, t.typtype, t.typowner::regrole, t.typacl::text)
+    FROM pg_type t WHERE t.oid IN (SELECT objid FROM member WHERE classid = 'pg_type'::regclass)
+  UNION ALL
+  SELECT concat_ws(' ', 'event trigger', e.evtname, e.evtevent, e.evtfoid::regprocedure, e.evtenabled,
+                   e.evtowner::regrole, e.evttags::text)
+    FROM pg_event_trigger e WHERE e.oid IN (SELECT objid FROM member WHERE classid = 'pg_event_trigger'::regclass)
+  UNION ALL
+  SELECT concat_ws(' ', 'default acl', d.defaclrole::regrole, d.defaclobjtype, d.defaclacl::text)
+    FROM pg_default_acl d WHERE d.defaclnamespace = 'autocdc'::regnamespace
+  UNION ALL
+  SELECT 'member count ' || count(*) FROM member)
+SELECT string_agg(x, E'\n' ORDER BY x) FROM facts
+};
+my @obj_up = split /\n/, $node->safe_psql($up, $objects);
+my @obj_new = split /\n/, $node->safe_psql($new, $objects);
+my (%in_up, %in_new);
+$in_up{$_}++ for @obj_up;
+$in_new{$_}++ for @obj_new;
+ok(scalar(grep { /^member / } @obj_new) >= 20, 'the fresh extension has its members');
+ok(scalar(grep { /^column autocdc\.checkpoint .* failures_total / } @obj_new) == 1,
+	'the description reaches the catalog columns');
+is(join("\n", grep { !$in_new{$_} } @obj_up), '', 'nothing only in the updated database');
+is(join("\n", grep { !$in_up{$_} } @obj_new), '', 'nothing only in the fresh database');
+is(scalar(@obj_up), scalar(@obj_new), 'as many facts in each');
+
+# The update fills each flow's last run and totals from the event log as
+# 0.1.0 left it (runs of a dropped flow of the same name excepted).
+my $fill = 'fill_010';
+$node->safe_psql('postgres', "CREATE DATABASE $fill");
+$node->safe_psql($fill, q{
+CREATE EXTENSION autocdc VERSION '0.1.0';
+CREATE TABLE s (id int, v text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 't', source => 's', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'g', pipeline => 'q');
+SELECT autocdc.create_append_flow(target => 'a', source => 's', name => 'idle', pipeline => 'q');
+INSERT INTO autocdc.event_log (logged_at, run_id, pipeline, flow, target, kind, read_mode, full_refresh,
+                               rows_read, rows_upserted, rows_deleted, rows_skipped, status, error, duration, run_by)
+VALUES (now() - interval '1 year', 1, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 100, 100, 0, 0, 'success', NULL, '1s', 'postgres'),
+       (now() + interval '1 second', 2, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 5, 3, 1, 1, 'success', NULL, '1s', 'postgres'),
+       (now() + interval '2 seconds', 3, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'boom', '1s', 'postgres'),
+       (now() + interval '3 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 7, 6, 0, 0, 'success', NULL, '1s', 'postgres'),
+       (now() + interval '4 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'again', '1s', 'postgres');
+ALTER EXTENSION autocdc UPDATE;
+});
+is($node->safe_psql($fill, q{
+SELECT string_agg(concat_ws(' ', name, last_run_at = (SELECT max(logged_at) FROM autocdc.event_log e WHERE e.flow = f.name),
+                            last_status, last_error, last_rows_read, runs, rows_read_total, rows_upserted_total,
+                            rows_deleted_total, rows_skipped_total, failures_total), E'\n' ORDER BY name)
+  FROM autocdc.flows f}),
+	"g t failed again 0 4 12 9 1 1 2\nidle 0 0 0 0 0 0",
+	'the update filled last runs and totals from the event log');
+$node->safe_psql($fill, q{INSERT INTO s VALUES (1, 'x', 1)});
+is($node->safe_psql($fill, q{SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('q')}),
+	'g:success idle:success', 'and its flows run after the update');
+is($node->safe_psql($fill, q{SELECT string_agg(concat_ws(' ', name, last_status, runs, rows_read_total, failures_total), ' ' ORDER BY name) FROM autocdc.flows}),
+	'g success 5 13 2 idle success 1 1 0', 'adding to the totals');
+
+$node->stop;
+done_testing();
