@@ -157,3 +157,19 @@ SELECT f.name,
   FROM autocdc.flow f
   LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name;
 COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint, last run and running totals';
+
+-- Event log rows are read by the owners of their flow and pipeline at the
+-- time, not by whoever holds those names now.
+ALTER TABLE autocdc.event_log ADD COLUMN flow_owner regrole, ADD COLUMN pipeline_owner regrole;
+UPDATE autocdc.event_log e
+   SET flow_owner = COALESCE((SELECT f.owner FROM autocdc.flow f
+                               WHERE f.name OPERATOR(pg_catalog.=) e.flow
+                                 AND f.created_at OPERATOR(pg_catalog.<=) e.logged_at), e.run_by),
+       pipeline_owner = COALESCE((SELECT p.owner FROM autocdc.pipeline p
+                                   WHERE p.name OPERATOR(pg_catalog.=) e.pipeline
+                                     AND p.created_at OPERATOR(pg_catalog.<=) e.logged_at), e.run_by);
+ALTER TABLE autocdc.event_log ALTER COLUMN flow_owner SET NOT NULL,
+                              ALTER COLUMN pipeline_owner SET NOT NULL;
+ALTER POLICY own_events ON autocdc.event_log
+    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE')
+           OR pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));

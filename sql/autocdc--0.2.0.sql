@@ -114,7 +114,11 @@ CREATE TABLE autocdc.event_log (
     status        text NOT NULL CHECK (status IN ('success', 'failed', 'skipped')),
     error         text,
     duration      interval NOT NULL,
-    run_by        regrole NOT NULL
+    run_by        regrole NOT NULL,
+    -- who may read the row: the flow's and the pipeline's owners at the
+    -- time (names are reused once a flow or pipeline is gone)
+    flow_owner     regrole NOT NULL,
+    pipeline_owner regrole NOT NULL
 );
 CREATE INDEX ON autocdc.event_log (flow, id);
 CREATE INDEX ON autocdc.event_log (logged_at);   -- pruning (autocdc.event_log_retention)
@@ -153,7 +157,8 @@ CREATE POLICY own_checkpoints ON autocdc.checkpoint FOR SELECT
 CREATE POLICY own_targets ON autocdc.target FOR SELECT
     USING (EXISTS (SELECT 1 FROM autocdc.flow f WHERE f.target OPERATOR(pg_catalog.=) autocdc.target.target));
 CREATE POLICY own_events ON autocdc.event_log FOR SELECT
-    USING (EXISTS (SELECT 1 FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) pipeline));
+    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE')
+           OR pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
 
 CREATE VIEW autocdc.flows WITH (security_invoker = true) AS
 SELECT f.name,

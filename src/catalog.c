@@ -283,11 +283,11 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				  FlowCounts *counts, const char *status, const char *error,
 				  double seconds)
 {
-	Oid			argtypes[16] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
+	Oid			argtypes[17] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
 		BOOLOID, INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	FLOAT8OID, OIDOID, TEXTOID, BOOLOID};
-	Datum		values[16];
-	char		nulls[16];
+	FLOAT8OID, OIDOID, TEXTOID, BOOLOID, OIDOID};
+	Datum		values[17];
+	char		nulls[17];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(run_id);
@@ -309,13 +309,17 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	values[12] = Float8GetDatum(seconds);
 	values[13] = ObjectIdGetDatum(GetUserId());
 	values[15] = BoolGetDatum(run_is_logged(full_refresh, counts, status));
+	values[16] = ObjectIdGetDatum(flow->owner);
 
 	catalog_exec("WITH logged AS ("
 				 " INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
 				 "  read_mode, full_refresh, rows_read, rows_upserted, rows_deleted, "
-				 "  rows_skipped, status, error, duration, run_by) "
+				 "  rows_skipped, status, error, duration, run_by, flow_owner, pipeline_owner) "
 				 " SELECT $1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, $15, $5, $6, $7, $8, $9, "
-				 "  $10, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole "
+				 "  $10, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole, "
+				 "  $17::pg_catalog.regrole, "
+				 "  COALESCE((SELECT p.owner FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) $2), "
+				 "           $17::pg_catalog.regrole) "
 				 "  WHERE $16 "
 				 " RETURNING logged_at) "
 				 "UPDATE autocdc.checkpoint SET "
@@ -329,7 +333,7 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				 "  failures_total = failures_total OPERATOR(pg_catalog.+) "
 				 "    CASE WHEN $11 OPERATOR(pg_catalog.=) 'failed' THEN 1 ELSE 0 END "
 				 " WHERE flow OPERATOR(pg_catalog.=) $3",
-				 16, argtypes, values, nulls);
+				 17, argtypes, values, nulls);
 }
 
 /*

@@ -97,9 +97,9 @@ RESET autocdc.event_log_retention;
 
 -- A run prunes at most 1000 rows, the oldest first: a backlog goes in steps.
 INSERT INTO autocdc.event_log (logged_at, run_id, pipeline, flow, target, kind, read_mode,
-                               full_refresh, status, duration, run_by)
+                               full_refresh, status, duration, run_by, flow_owner, pipeline_owner)
 SELECT timestamptz '2000-01-01 00:00:00+00' + i * interval '1 second', 0, 'bk_old', 'bk_old', 'bk.tgt',
-       'auto_cdc', 'incremental', false, 'success', '0', 'postgres'
+       'auto_cdc', 'incremental', false, 'success', '0', 'postgres', 'postgres', 'postgres'
   FROM generate_series(1, 1500) i;
 SELECT rows_read, status FROM autocdc.run('bk');
 SELECT count(*) AS left, min(logged_at) = timestamptz '2000-01-01 00:00:00+00' + interval '1001 seconds' AS oldest_went_first

@@ -300,6 +300,19 @@ SELECT flow, status FROM autocdc.run('cancel');
 RESET statement_timeout;
 SELECT count(*) FROM harm.c3;
 
+-- A name taken again later does not bring the old owner's log rows with it.
+SET ROLE acdc_mallory;
+SELECT autocdc.create_auto_cdc_flow(target => 'mal.r', source => 'mal.src', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'reused', pipeline => 'reused');
+SELECT flow, status FROM autocdc.run('reused');
+SELECT autocdc.drop_flow('reused');
+SET ROLE acdc_trent;
+SELECT autocdc.create_auto_cdc_flow(target => 'tre.r', source => 'tre.src', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'reused', pipeline => 'reused');
+SELECT count(*) AS rows_seen FROM autocdc.event_log WHERE pipeline = 'reused' OR flow = 'reused';
+RESET ROLE;
+SELECT count(*) AS rows_kept FROM autocdc.event_log WHERE pipeline = 'reused';
+
 -- Clean up.
 SET client_min_messages = warning;
 DROP SCHEMA harm CASCADE;
@@ -308,6 +321,6 @@ DROP SCHEMA tre CASCADE;
 DROP TABLE public.d_src2, public.secret, public.p_src, public.p_t, public.signed;
 DROP FUNCTION public.sign(text), public.signed();
 RESET client_min_messages;
-SELECT count(*) AS flows_left FROM autocdc.flows WHERE pipeline IN ('mal', 'mal2', 'trent', 'cancel')
+SELECT count(*) AS flows_left FROM autocdc.flows WHERE pipeline IN ('mal', 'mal2', 'trent', 'cancel', 'reused')
    OR pipeline LIKE 'harm%';
 DROP ROLE acdc_mallory, acdc_trent, acdc_helper;
