@@ -38,6 +38,8 @@ typedef struct UserSwitch
 } UserSwitch;
 
 extern Oid	autocdc_extension_owner(void);
+extern char *autocdc_extension_version(void);
+extern ErrorData *autocdc_try(void (*fn) (void *arg), void *arg);
 extern void autocdc_become(UserSwitch *sw, Oid role, bool restricted);
 extern void autocdc_unbecome(UserSwitch *sw);
 extern Oid	autocdc_relation_owner(Oid relid);

@@ -50,28 +50,8 @@ oid_col(int row, int col)
 void
 catalog_check_version(void)
 {
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	char	   *version = NULL;
+	char	   *version = autocdc_extension_version();
 
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum("autocdc"));
-	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
-									 RelationGetDescr(rel), &isnull);
-
-		if (!isnull)
-			version = text_to_cstring(DatumGetTextPP(d));
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
 	if (version != NULL && strcmp(version, AUTOCDC_CATALOG_VERSION) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -344,7 +324,7 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 #define EVENT_LOG_PRUNE_BATCH 1000
 
 static void
-prune_event_log_batch(void)
+prune_event_log_batch(void *unused)
 {
 	Oid			argtypes[2] = {FLOAT8OID, INT4OID};
 	Datum		values[2];
@@ -367,38 +347,6 @@ prune_event_log_batch(void)
  * caller's run for the log's sake, so the batch is given up instead (the
  * rows are gone anyway, or will be at the next prune).
  */
-static void
-prune_event_log_batch_in_subxact(void)
-{
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		prune_event_log_batch();
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-		if (edata->sqlerrcode != ERRCODE_T_R_SERIALIZATION_FAILURE)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-}
-
 /*
  * Deletes the oldest expired rows of the event log (called at the end of a
  * run, and by each scheduler pass).  Rows another transaction is deleting
@@ -412,9 +360,14 @@ catalog_prune_event_log(void)
 	if (autocdc_event_log_retention_s < 0 || IsolationIsSerializable())
 		return;
 	if (IsolationUsesXactSnapshot())
-		prune_event_log_batch_in_subxact();
+	{
+		ErrorData  *edata = autocdc_try(prune_event_log_batch, NULL);
+
+		if (edata && edata->sqlerrcode != ERRCODE_T_R_SERIALIZATION_FAILURE)
+			ReThrowError(edata);
+	}
 	else
-		prune_event_log_batch();
+		prune_event_log_batch(NULL);
 }
 
 /* The pipeline's owner, or InvalidOid when there is no such pipeline. */

@@ -337,85 +337,80 @@ raised_by_interrupt(ErrorData *edata)
 	return edata->funcname != NULL && strcmp(edata->funcname, "ProcessInterrupts") == 0;
 }
 
+/* One flow, or every selected flow of one target under full refresh. */
+typedef struct RunUnit
+{
+	List	   *results;		/* FlowResult */
+	bool		refresh;
+} RunUnit;
+
+static void
+run_unit_flows(void *arg)
+{
+	RunUnit    *u = arg;
+	ListCell   *lc;
+
+	if (u->refresh)
+		reset_target(((FlowResult *) linitial(u->results))->flow);
+	foreach(lc, u->results)
+	{
+		FlowResult *r = lfirst(lc);
+
+		r->started = GetCurrentTimestamp();
+		run_flow(r, u->refresh);
+		r->finished = GetCurrentTimestamp();
+	}
+}
+
 /*
- * Runs a unit (one flow, or every selected flow of one target under full
- * refresh) in a subtransaction.  On error the unit's results say why;
- * every other error (out of memory included) fails the unit only, since
- * the subtransaction gives back all it took.
+ * Runs a unit in a subtransaction.  On error the unit's results say why;
+ * every error but an interrupt (out of memory included) fails the unit
+ * only, since the subtransaction gives back all it took.
  */
 static void
 run_unit(List *unit, bool refresh)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
+	RunUnit		u = {unit, refresh};
+	ErrorData  *edata = autocdc_try(run_unit_flows, &u);
+	FlowResult *culprit = NULL;
 	ListCell   *lc;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		if (refresh)
-			reset_target(((FlowResult *) linitial(unit))->flow);
-		foreach(lc, unit)
-		{
-			FlowResult *r = lfirst(lc);
+	if (edata == NULL)
+		return;
+	if (raised_by_interrupt(edata))
+		ReThrowError(edata);
 
+	foreach(lc, unit)
+	{
+		FlowResult *r = lfirst(lc);
+
+		if (culprit == NULL && r->status == NULL)
+			culprit = r;
+	}
+	if (culprit == NULL)
+		culprit = linitial(unit);
+	foreach(lc, unit)
+	{
+		FlowResult *r = lfirst(lc);
+
+		memset(&r->counts, 0, sizeof(FlowCounts));
+		r->status = "failed";
+		if (r->started == 0)
 			r->started = GetCurrentTimestamp();
-			run_flow(r, refresh);
-			r->finished = GetCurrentTimestamp();
-		}
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
+		r->finished = GetCurrentTimestamp();
+		r->error = r == culprit ? pstrdup(edata->message)
+			: psprintf("not applied: flow \"%s\" into the same target failed",
+					   culprit->flow->name);
 	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		FlowResult *culprit = NULL;
-
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-		/* out of the subtransaction first, or the caller's would stay aborted */
-		if (raised_by_interrupt(edata))
-			ReThrowError(edata);
-
-		foreach(lc, unit)
-		{
-			FlowResult *r = lfirst(lc);
-
-			if (culprit == NULL && r->status == NULL)
-				culprit = r;
-		}
-		if (culprit == NULL)
-			culprit = linitial(unit);
-		foreach(lc, unit)
-		{
-			FlowResult *r = lfirst(lc);
-
-			memset(&r->counts, 0, sizeof(FlowCounts));
-			r->status = "failed";
-			if (r->started == 0)
-				r->started = GetCurrentTimestamp();
-			r->finished = GetCurrentTimestamp();
-			r->error = r == culprit ? pstrdup(edata->message)
-				: psprintf("not applied: flow \"%s\" into the same target failed",
-						   culprit->flow->name);
-		}
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg_internal("%s", edata->message),
-				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-				 edata->hint ? errhint("%s", edata->hint) : 0,
-				 edata->context ? errcontext("%s", edata->context) : 0,
-				 errcontext("autocdc flow \"%s\" of pipeline \"%s\" failed; its changes were rolled back",
-							culprit->flow->name, culprit->flow->pipeline)));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg_internal("%s", edata->message),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 edata->hint ? errhint("%s", edata->hint) : 0,
+			 edata->context ? errcontext("%s", edata->context) : 0,
+			 errcontext("autocdc flow \"%s\" of pipeline \"%s\" failed; its changes were rolled back",
+						culprit->flow->name, culprit->flow->pipeline)));
+	FreeErrorData(edata);
 }
 
 /*

@@ -7,6 +7,7 @@
 #include "autocdc.h"
 
 #include "access/genam.h"
+#include "access/xact.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -22,17 +23,17 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
 /*
- * The role that owns the extension (and so its catalog tables).  Catalog
- * writes run as this role, the way pg_cron does, so no function needs to be
- * SECURITY DEFINER.  Read from pg_extension's name index directly: every
- * catalog write asks, and this way needs no parse and plan each time.
+ * The installed extension's owner and version (NULL when it is not
+ * installed), read from pg_extension's name index directly: every catalog
+ * write asks, and this way needs no parse and plan each time.
  */
-Oid
-autocdc_extension_owner(void)
+static Oid
+extension_row(char **version)
 {
 	Relation	rel;
 	ScanKeyData key;
@@ -40,15 +41,48 @@ autocdc_extension_owner(void)
 	HeapTuple	tup;
 	Oid			owner = InvalidOid;
 
+	*version = NULL;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
 				F_NAMEEQ, CStringGetDatum("autocdc"));
 	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
 		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+		if (!isnull)
+			*version = text_to_cstring(DatumGetTextPP(d));
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return owner;
+}
+
+/* The version of autocdc's catalog in this database, or NULL. */
+char *
+autocdc_extension_version(void)
+{
+	char	   *version;
+
+	(void) extension_row(&version);
+	return version;
+}
+
+/*
+ * The role that owns the extension (and so its catalog tables).  Catalog
+ * writes run as this role, the way pg_cron does, so no function needs to be
+ * SECURITY DEFINER.
+ */
+Oid
+autocdc_extension_owner(void)
+{
+	char	   *version;
+	Oid			owner = extension_row(&version);
+
 	if (!OidIsValid(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -126,6 +160,40 @@ void
 autocdc_become_owner_of(UserSwitch *sw, Oid relid)
 {
 	autocdc_become(sw, autocdc_relation_owner(relid), true);
+}
+
+/*
+ * Runs fn(arg) in a subtransaction.  Returns NULL when it succeeded, else
+ * its error, after rolling the subtransaction back (an error left to
+ * propagate from inside it would leave the caller's transaction aborted).
+ */
+ErrorData *
+autocdc_try(void (*fn) (void *arg), void *arg)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ErrorData  *edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_END_TRY();
+	return edata;
 }
 
 void
