@@ -173,3 +173,14 @@ ALTER TABLE autocdc.event_log ALTER COLUMN flow_owner SET NOT NULL,
 ALTER POLICY own_events ON autocdc.event_log
     USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE')
            OR pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+
+-- Every autocdc setting, in any session (calling it loads the library,
+-- which defines them).
+CREATE FUNCTION autocdc._settings(OUT name text, OUT setting text, OUT unit text,
+                                  OUT context text, OUT description text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'autocdc_settings'
+LANGUAGE C STABLE;
+CREATE VIEW autocdc.settings AS SELECT * FROM autocdc._settings();
+GRANT SELECT ON autocdc.settings TO PUBLIC;
+COMMENT ON VIEW autocdc.settings IS 'autocdc: every setting with its value, unit, context and meaning';

@@ -209,6 +209,17 @@ SELECT p.name,
 GRANT SELECT ON autocdc.pipelines TO PUBLIC;
 COMMENT ON VIEW autocdc.pipelines IS 'autocdc: every pipeline with its schedule, last run, last status and next run';
 
+-- Every autocdc setting, in any session (calling it loads the library,
+-- which defines them).
+CREATE FUNCTION autocdc._settings(OUT name text, OUT setting text, OUT unit text,
+                                  OUT context text, OUT description text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'autocdc_settings'
+LANGUAGE C STABLE;
+CREATE VIEW autocdc.settings AS SELECT * FROM autocdc._settings();
+GRANT SELECT ON autocdc.settings TO PUBLIC;
+COMMENT ON VIEW autocdc.settings IS 'autocdc: every setting with its value, unit, context and meaning';
+
 -- The read position stored after a run: its snapshot, with the run's own
 -- transaction marked as not yet visible (its rows are tracked by command id,
 -- so rows it adds after the run are still read later).

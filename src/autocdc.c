@@ -9,7 +9,9 @@
 
 #include <limits.h>
 
+#include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 
@@ -25,6 +27,8 @@ bool		autocdc_log_empty_runs = false;
 int			autocdc_event_log_retention_s = 7 * 24 * 3600;
 
 void		_PG_init(void);
+
+PG_FUNCTION_INFO_V1(autocdc_settings);
 
 void
 _PG_init(void)
@@ -95,4 +99,37 @@ _PG_init(void)
 		autocdc_preloaded = true;
 		autocdc_register_launcher();
 	}
+}
+
+/*
+ * autocdc.settings: every autocdc.* setting with its value and meaning.
+ * Calling it loads the library, which defines the settings, so the view
+ * works in any session, preloaded or not (SHOW autocdc.x needs the library
+ * loaded first).
+ */
+Datum
+autocdc_settings(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	spi_exec("SELECT name, setting, unit, context, "
+			 "       short_desc || COALESCE(' ' || extra_desc, '') "
+			 "  FROM pg_catalog.pg_settings "
+			 " WHERE name OPERATOR(pg_catalog.~~) 'autocdc.%' ORDER BY name",
+			 0, NULL, NULL, NULL, true);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		values[5];
+		bool		nulls[5];
+
+		for (int c = 0; c < 5; c++)
+			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+									  c + 1, &nulls[c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SPI_finish();
+	return (Datum) 0;
 }

@@ -17,3 +17,6 @@ SELECT p.oid::regprocedure AS function, p.prosecdef AS security_definer
 SELECT name, setting, unit FROM pg_settings WHERE name LIKE 'autocdc.%' ORDER BY 1;
 -- The catalog goes into pg_dump output with the extension.
 SELECT c::regclass AS dumped FROM pg_extension, unnest(extconfig) AS c WHERE extname = 'autocdc' ORDER BY c::regclass::text;
+-- autocdc.settings lists the same, with what each setting means.
+SELECT s.name, s.context, length(s.description) > 20 AS described
+  FROM autocdc.settings s ORDER BY 1;
