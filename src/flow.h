@@ -64,5 +64,6 @@ extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 							  FlowCounts *counts, const char *status,
 							  const char *error, double seconds);
 extern Oid	catalog_pipeline_owner(const char *pipeline);
+extern int64 catalog_pipeline_id(const char *pipeline);
 
 #endif							/* AUTOCDC_FLOW_H */

@@ -41,17 +41,14 @@ typedef struct FlowResult
 	TimestampTz finished;
 } FlowResult;
 
-/* Refuses a second concurrent run of a pipeline (the worker's included). */
+/*
+ * Refuses a second concurrent run of a pipeline (the worker's included),
+ * with a lock no SQL can take (pipeline_lock.c).
+ */
 static void
 lock_pipeline(const char *pipeline)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(pipeline)};
-
-	spi_exec(psprintf("SELECT pg_catalog.pg_try_advisory_xact_lock(%d, pg_catalog.hashtext($1))",
-					  PIPELINE_LOCK_CLASS),
-			 1, argtypes, values, NULL, false);
-	if (!spi_bool(0, 1))
+	if (!pipeline_lock_try(catalog_pipeline_id(pipeline)))
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("pipeline \"%s\" is already running", pipeline),
