@@ -116,7 +116,11 @@ handle_running(BackgroundWorkerHandle *handle)
 		GetBackgroundWorkerPid(handle, &pid) != BGWH_STOPPED;
 }
 
-/* Looks the database up in pg_database (a shared catalog), with its OID. */
+/*
+ * Looks the database up in pg_database (a shared catalog), with its OID.
+ * A heap scan: with no database, shared indexes cannot be opened until a
+ * backend has written the shared relcache init file.
+ */
 static DatabaseState
 database_state(const char *dbname, Oid *dboid)
 {
@@ -131,7 +135,7 @@ database_state(const char *dbname, Oid *dboid)
 	rel = table_open(DatabaseRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_database_datname, BTEqualStrategyNumber,
 				F_NAMEEQ, CStringGetDatum(dbname));
-	scan = systable_beginscan(rel, DatabaseNameIndexId, true, NULL, 1, &key);
+	scan = systable_beginscan(rel, DatabaseNameIndexId, false, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{

@@ -81,7 +81,7 @@ static char *
 run_time_exceeded_message(void)
 {
 	return psprintf("the run exceeded autocdc.max_run_time (%s)",
-					GetConfigOption("autocdc.max_run_time", false, false));
+					GetConfigOptionByName("autocdc.max_run_time", NULL, false));
 }
 
 /* The pipeline's name and owner (in `cxt`); false when it was dropped. */
@@ -167,7 +167,7 @@ run_pipeline(int64 id, const char *pipeline, Oid owner, TimeoutId timeout)
 		ereport(ERROR,
 				(errcode(ERRCODE_QUERY_CANCELED),
 				 errmsg("the run exceeded autocdc.max_run_time (%s)",
-						GetConfigOption("autocdc.max_run_time", false, false))));
+						GetConfigOptionByName("autocdc.max_run_time", NULL, false))));
 	failed = spi_int64(0, 1);
 	read = spi_int64(0, 2);
 	errors = spi_value(0, 3);
@@ -233,7 +233,8 @@ autocdc_run_worker_main(Datum arg)
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		AbortCurrentTransaction();
+		/* The error may come from a flow's subtransaction (a cancel). */
+		AbortOutOfAnyTransaction();
 		if (timeout_set)
 			disable_timeout(timeout, false);
 		QueryCancelPending = false;
