@@ -67,6 +67,7 @@ typedef struct RunSlot
 {
 	int64		pipeline_id;
 	Oid			owner;
+	TimestampTz started_at;
 	BackgroundWorkerHandle *handle;
 } RunSlot;
 
@@ -360,6 +361,21 @@ per_role_limit(void)
 }
 
 /*
+ * Why a run worker stopped without an outcome: terminated past
+ * autocdc.max_run_time (its code caught the cancel), or anything else.
+ */
+static const char *
+stopped_reason(RunSlot *slot)
+{
+	if (autocdc_max_run_time_s > 0 &&
+		TimestampDifferenceExceeds(slot->started_at, GetCurrentTimestamp(),
+								   autocdc_max_run_time_s * 1000))
+		return run_time_exceeded_reason();
+	return "the run worker exited without recording an outcome: "
+		"it was terminated, crashed, or could not connect or write (see the server log)";
+}
+
+/*
  * Forgets the run workers that have stopped; with `record`, a stopped
  * worker's lease that nothing replaced becomes a failure, backed off like
  * any.  A stopped worker holds no lock, so its lock needs no test.
@@ -377,9 +393,7 @@ reap_runs(List **runs, bool record)
 			continue;
 		if (record)
 			pipeline_record_outcome(slot->pipeline_id, "failed",
-									"the run worker exited without recording an outcome: "
-									"it was terminated, crashed, or could not connect or write (see the server log)",
-									0, true);
+									stopped_reason(slot), 0, true);
 		*runs = foreach_delete_current(*runs, lc);
 		pfree(slot->handle);
 		pfree(slot);
@@ -494,6 +508,7 @@ start_run(List **runs, DuePipeline *d, MemoryContext keep)
 	memcpy(w.bgw_extra, &args, sizeof(args));
 	slot->pipeline_id = d->id;
 	slot->owner = d->owner;
+	slot->started_at = GetCurrentTimestamp();
 	started = RegisterDynamicBackgroundWorker(&w, &slot->handle);
 	if (started)
 		*runs = lappend(*runs, slot);

@@ -28,6 +28,7 @@ extern bool pipeline_lease(int64 id);
 extern void pipeline_record_outcome(int64 id, const char *status,
 									const char *error, int64 rows_read,
 									bool only_running);
+extern char *run_time_exceeded_reason(void);
 extern void worker_force_settings(void);
 
 #endif							/* AUTOCDC_WORKER_H */

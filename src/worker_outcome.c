@@ -97,6 +97,14 @@ pipeline_record_outcome(int64 id, const char *status, const char *error,
 				 4, argtypes, values, nulls);
 }
 
+/* Why a run that went on past autocdc.max_run_time failed. */
+char *
+run_time_exceeded_reason(void)
+{
+	return psprintf("the run exceeded autocdc.max_run_time (%s)",
+					GetConfigOptionByName("autocdc.max_run_time", NULL, false));
+}
+
 /*
  * Settings a worker's own bookkeeping needs whatever the database's
  * settings say (it connects as the bootstrap superuser, so the database's

@@ -40,8 +40,16 @@
 #include "utils/syscache.h"
 #include "utils/timeout.h"
 
-/* Set by the autocdc.max_run_time timeout; the process runs one run. */
+/*
+ * A cancel that the run's code catches (PL/pgSQL can catch query_canceled)
+ * is followed this long after by a termination, which nothing catches.
+ */
+#define RUN_TIME_GRACE_MS 2000
+
+/* The autocdc.max_run_time timeouts; the process runs one run. */
 static volatile sig_atomic_t run_time_exceeded = false;
+static TimeoutId cancel_timeout;
+static TimeoutId terminate_timeout;
 
 static void
 begin_work(const char *what)
@@ -65,11 +73,11 @@ end_work(void)
 }
 
 /*
- * The timeout's handler: a cancel, which the next CHECK_FOR_INTERRUPTS
+ * At autocdc.max_run_time: a cancel, which the next CHECK_FOR_INTERRUPTS
  * raises as an error (autocdc.run() lets it through), ending the run.
  */
 static void
-run_time_exceeded_handler(void)
+cancel_run_handler(void)
 {
 	run_time_exceeded = true;
 	QueryCancelPending = true;
@@ -77,11 +85,40 @@ run_time_exceeded_handler(void)
 	SetLatch(MyLatch);
 }
 
-static char *
-run_time_exceeded_message(void)
+/* After the grace: the worker is terminated; the scheduler records why. */
+static void
+terminate_run_handler(void)
 {
-	return psprintf("the run exceeded autocdc.max_run_time (%s)",
-					GetConfigOptionByName("autocdc.max_run_time", NULL, false));
+	run_time_exceeded = true;
+	ProcDiePending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
+}
+
+static void
+register_run_timeouts(void)
+{
+	cancel_timeout = RegisterTimeout(USER_TIMEOUT, cancel_run_handler);
+	terminate_timeout = RegisterTimeout(USER_TIMEOUT, terminate_run_handler);
+}
+
+static void
+enable_run_timeouts(void)
+{
+	int64		limit_ms = (int64) autocdc_max_run_time_s * 1000;
+
+	if (limit_ms <= 0)
+		return;
+	enable_timeout_after(cancel_timeout, (int) Min(limit_ms, INT_MAX));
+	enable_timeout_after(terminate_timeout,
+						 (int) Min(limit_ms + RUN_TIME_GRACE_MS, INT_MAX));
+}
+
+static void
+disable_run_timeouts(void)
+{
+	disable_timeout(cancel_timeout, false);
+	disable_timeout(terminate_timeout, false);
 }
 
 /* The pipeline's name and owner (in `cxt`); false when it was dropped. */
@@ -141,7 +178,7 @@ check_owner(const char *pipeline, Oid owner)
 
 /* Runs the pipeline as its owner and records the outcome, in one transaction. */
 static void
-run_pipeline(int64 id, const char *pipeline, Oid owner, TimeoutId timeout)
+run_pipeline(int64 id, const char *pipeline, Oid owner)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(pipeline)};
@@ -151,8 +188,7 @@ run_pipeline(int64 id, const char *pipeline, Oid owner, TimeoutId timeout)
 	char	   *errors;
 
 	check_owner(pipeline, owner);
-	if (autocdc_max_run_time_s > 0)
-		enable_timeout_after(timeout, autocdc_max_run_time_s * 1000);
+	enable_run_timeouts();
 	autocdc_become(&sw, owner, true);
 	spi_exec("SELECT pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed'), "
 			 "       COALESCE(pg_catalog.sum(r.rows_read), 0)::pg_catalog.int8, "
@@ -160,14 +196,13 @@ run_pipeline(int64 id, const char *pipeline, Oid owner, TimeoutId timeout)
 			 "  FROM autocdc.run($1) r",
 			 1, argtypes, values, NULL, false);
 	autocdc_unbecome(&sw);
-	disable_timeout(timeout, false);
+	disable_run_timeouts();
 
 	/* A cancel a flow caught still ends the run, rolled back whole. */
 	if (run_time_exceeded)
 		ereport(ERROR,
 				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("the run exceeded autocdc.max_run_time (%s)",
-						GetConfigOptionByName("autocdc.max_run_time", NULL, false))));
+				 errmsg_internal("%s", run_time_exceeded_reason())));
 	failed = spi_int64(0, 1);
 	read = spi_int64(0, 2);
 	errors = spi_value(0, 3);
@@ -181,7 +216,7 @@ static void
 record_error(int64 id, const char *pipeline, ErrorData *edata)
 {
 	bool		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE && !run_time_exceeded;
-	char	   *reason = run_time_exceeded ? run_time_exceeded_message() : edata->message;
+	char	   *reason = run_time_exceeded ? run_time_exceeded_reason() : edata->message;
 	const char *name = pipeline ? pipeline : psprintf("(id " INT64_FORMAT ")", id);
 
 	if (busy)
@@ -202,8 +237,7 @@ autocdc_run_worker_main(Datum arg)
 	char	   *volatile pipeline = NULL;
 	Oid			owner = InvalidOid;
 	MemoryContext cxt = CurrentMemoryContext;
-	volatile TimeoutId timeout = USER_TIMEOUT;
-	volatile bool timeout_set = false;
+	volatile bool timeouts_set = false;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	pqsignal(SIGTERM, die);
@@ -215,14 +249,14 @@ autocdc_run_worker_main(Datum arg)
 	PG_TRY();
 	{
 		worker_force_settings();
-		timeout = RegisterTimeout(USER_TIMEOUT, run_time_exceeded_handler);
-		timeout_set = true;
+		register_run_timeouts();
+		timeouts_set = true;
 		begin_work("autocdc run: starting");
 		if (load_pipeline(args.pipeline_id, (char **) &pipeline, &owner, cxt))
 		{
 			pgstat_report_activity(STATE_RUNNING,
 								   psprintf("autocdc run of pipeline %s", pipeline));
-			run_pipeline(args.pipeline_id, pipeline, owner, timeout);
+			run_pipeline(args.pipeline_id, pipeline, owner);
 		}
 		end_work();
 	}
@@ -235,8 +269,8 @@ autocdc_run_worker_main(Datum arg)
 		FlushErrorState();
 		/* The error may come from a flow's subtransaction (a cancel). */
 		AbortOutOfAnyTransaction();
-		if (timeout_set)
-			disable_timeout(timeout, false);
+		if (timeouts_set)
+			disable_run_timeouts();
 		QueryCancelPending = false;
 		record_error(args.pipeline_id, pipeline, edata);
 	}

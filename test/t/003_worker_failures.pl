@@ -182,5 +182,43 @@ is(backed_off('forever_p'), 't', 'backed off');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM forever_p_tgt}), '0', 'nothing of it applied');
 $node->safe_psql('postgres', q{SELECT autocdc.unschedule('forever_p')});
 
+# A run whose code catches the cancel is terminated after a grace period,
+# and recorded the same way.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION public.stubborn(s int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  LOOP
+    BEGIN PERFORM pg_sleep(3600); EXCEPTION WHEN query_canceled THEN NULL; END;
+  END LOOP;
+END $$;
+});
+make_pipeline('alice', 'stubborn_p', 'public.stubborn(seq)');
+$node->safe_psql('postgres', q{SELECT autocdc.schedule('stubborn_p', '1 second')});
+ok($node->poll_query_until('postgres',
+	q{SELECT failures >= 1 FROM autocdc.pipelines WHERE name = 'stubborn_p'}),
+	'a run that catches the cancel is stopped too');
+is(pipeline('stubborn_p', 'last_status || \': \' || last_error'),
+	'failed: the run exceeded autocdc.max_run_time (2s)', 'and recorded with the reason');
+is(backed_off('stubborn_p'), 't', 'backed off');
+$node->safe_psql('postgres', q{SELECT autocdc.unschedule('stubborn_p')});
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'autocdc run'}),
+	'no run worker is left');
+
+# Two pipeline names with one hashtext do not exclude each other.
+my ($n1, $n2) = split /\|/, $node->safe_psql('postgres', q{
+SELECT min(s), max(s) FROM (SELECT 'p' || g AS s FROM generate_series(1, 300000) g) x
+ GROUP BY pg_catalog.hashtext(s) HAVING count(*) = 2 LIMIT 1});
+make_pipeline('alice', $n1, 'seq');
+make_pipeline('alice', $n2, 'seq');
+my $holder = $node->background_psql('postgres');
+$holder->query_safe(qq{SET ROLE alice; BEGIN; SELECT count(*) FROM autocdc.run('$n1')});
+is($node->safe_psql('postgres', qq{SET ROLE alice; SELECT count(*) FROM autocdc.run('$n2')}), '1',
+	"pipelines $n1 and $n2 (one hashtext) run at once");
+my ($ret, $out, $err) = $node->psql('postgres', qq{SET ROLE alice; SELECT count(*) FROM autocdc.run('$n1')});
+like($err, qr/ERROR:  pipeline "$n1" is already running/, 'while one pipeline still excludes itself');
+$holder->query_safe('COMMIT');
+$holder->quit;
+
 $node->stop;
 done_testing();
