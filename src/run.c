@@ -48,7 +48,13 @@ typedef struct FlowResult
 static void
 lock_pipeline(const char *pipeline)
 {
-	if (!pipeline_lock_try(catalog_pipeline_id(pipeline)))
+	int64		id = catalog_pipeline_id(pipeline);
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" does not exist", pipeline)));
+	if (!pipeline_lock_try(id))
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("pipeline \"%s\" is already running", pipeline),

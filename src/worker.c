@@ -223,7 +223,6 @@ start_scheduler(SchedulerSlot *slot, Oid dboid, TimestampTz now, MemoryContext k
 	w.bgw_restart_time = BGW_NEVER_RESTART;
 	w.bgw_notify_pid = MyProcPid;
 	w.bgw_main_arg = ObjectIdGetDatum(dboid);
-	strlcpy(w.bgw_extra, slot->dbname, BGW_EXTRALEN);
 	if (slot->handle)
 		pfree(slot->handle);
 	slot->handle = NULL;
