@@ -22,6 +22,8 @@ char	   *autocdc_databases = NULL;
 int			autocdc_max_workers = 4;
 int			autocdc_naptime_ms = 1000;
 int			autocdc_max_retry_delay_s = 300;
+int			autocdc_max_workers_per_role = -1;
+int			autocdc_max_run_time_s = 3600;
 bool		autocdc_preloaded = false;
 bool		autocdc_log_empty_runs = false;
 int			autocdc_event_log_retention_s = 7 * 24 * 3600;
@@ -29,6 +31,17 @@ int			autocdc_event_log_retention_s = 7 * 24 * 3600;
 void		_PG_init(void);
 
 PG_FUNCTION_INFO_V1(autocdc_settings);
+/* 0 would let no role run anything: -1 is the automatic bound. */
+static bool
+check_max_workers_per_role(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0)
+	{
+		GUC_check_errdetail("Use -1 for max_workers - 1 (at least 1), or a positive number.");
+		return false;
+	}
+	return true;
+}
 
 void
 _PG_init(void)
@@ -69,6 +82,20 @@ _PG_init(void)
 							"The wait doubles with each failure in a row, from the schedule's interval (or naptime) up to this.",
 							&autocdc_max_retry_delay_s,
 							300, 1, 7 * 24 * 3600,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("autocdc.max_workers_per_role",
+							"How many of a database's scheduled runs one role's pipelines may take at once.",
+							"-1: autocdc.max_workers - 1 (at least 1), so that one role cannot take every slot.",
+							&autocdc_max_workers_per_role,
+							-1, -1, 64,
+							PGC_SIGHUP, 0,
+							check_max_workers_per_role, NULL, NULL);
+	DefineCustomIntVariable("autocdc.max_run_time",
+							"The longest a scheduled run may take; a longer one is cancelled and counts as failed.",
+							"0: no limit.",
+							&autocdc_max_run_time_s,
+							3600, 0, INT_MAX / 1000,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("autocdc.log_empty_runs",

@@ -22,12 +22,15 @@ extern char *autocdc_databases;
 extern int	autocdc_max_workers;
 extern int	autocdc_naptime_ms;
 extern int	autocdc_max_retry_delay_s;
+extern int	autocdc_max_workers_per_role;
+extern int	autocdc_max_run_time_s;
 extern bool autocdc_preloaded;
 extern bool autocdc_log_empty_runs;
 extern int	autocdc_event_log_retention_s;
 
-/* First half of the advisory lock key that keeps runs of a pipeline apart. */
-#define PIPELINE_LOCK_CLASS 1633903715
+/* The lock that keeps runs of a pipeline apart (pipeline_lock.c). */
+extern bool pipeline_lock_try(int64 pipeline_id);
+extern bool pipeline_lock_free(int64 pipeline_id);
 
 /* Who runs a piece of work, with search_path pinned (util.c). */
 typedef struct UserSwitch

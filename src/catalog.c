@@ -382,3 +382,16 @@ catalog_pipeline_owner(const char *pipeline)
 				 1, argtypes, values, NULL);
 	return SPI_processed == 1 ? oid_col(0, 1) : InvalidOid;
 }
+
+/* The pipeline's id, or -1 when there is no such pipeline. */
+int64
+catalog_pipeline_id(const char *pipeline)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(pipeline)};
+
+	catalog_exec("SELECT id FROM autocdc.pipeline "
+				 " WHERE name OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+	return SPI_processed == 1 ? spi_int64(0, 1) : -1;
+}

@@ -43,17 +43,20 @@ typedef struct FlowResult
 	TimestampTz finished;
 } FlowResult;
 
-/* Refuses a second concurrent run of a pipeline (the worker's included). */
+/*
+ * Refuses a second concurrent run of a pipeline (the worker's included),
+ * with a lock no SQL can take (pipeline_lock.c).
+ */
 static void
 lock_pipeline(const char *pipeline)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(pipeline)};
+	int64		id = catalog_pipeline_id(pipeline);
 
-	spi_exec(psprintf("SELECT pg_catalog.pg_try_advisory_xact_lock(%d, pg_catalog.hashtext($1))",
-					  PIPELINE_LOCK_CLASS),
-			 1, argtypes, values, NULL, false);
-	if (!spi_bool(0, 1))
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" does not exist", pipeline)));
+	if (!pipeline_lock_try(id))
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("pipeline \"%s\" is already running", pipeline),

@@ -101,7 +101,7 @@ autocdc_schedule(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 				 errmsg("the owner of pipeline \"%s\", role %s, cannot log in", pipeline,
 						GetUserNameFromId(owner, false)),
-				 errdetail("Scheduled runs connect as the pipeline's owner."),
+				 errdetail("Scheduled runs act as the pipeline's owner, which must be able to log in."),
 				 errhint("Grant it LOGIN, or run the pipeline with autocdc.run().")));
 	if (!database_is_served())
 		ereport(WARNING,

@@ -3,19 +3,31 @@
  *	  Scheduled runs (DESIGN §6): the launcher and the per-database
  *	  schedulers.
  *
- * The launcher (a static background worker, no database connection) keeps
- * one scheduler running for each database of autocdc.databases.  A
- * scheduler (connected to its database) finds the pipelines due, and starts
- * a run worker for each (worker_run.c), at most autocdc.max_workers at a
- * time, never two for one pipeline.  Schedulers skip a database where the
- * extension is not installed (and pick it up once it is), and do nothing
- * on a standby.
+ * The launcher (a static background worker connected to no database, so it
+ * can read the shared catalog pg_database) keeps one scheduler running for
+ * each database of autocdc.databases that exists and accepts connections;
+ * a name that does not is reported once and looked up again at each pass.
+ * A scheduler (connected to its database as the bootstrap superuser) finds
+ * the pipelines due, leases each to a run (worker_outcome.c) and starts a
+ * run worker for it (worker_run.c): at most autocdc.max_workers at a time,
+ * at most autocdc.max_workers_per_role for one owner's pipelines, the
+ * owners with the fewest runs going first, never two for one pipeline.  It
+ * records a failure for a run worker that stopped without an outcome and
+ * for a run left "running" by an earlier scheduler (a crash, a restart).
+ * Schedulers skip a database where the extension is not installed (and
+ * pick it up once it is), and do nothing on a standby.  Both loops reset a
+ * per-pass memory context.
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
 #include "flow.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
@@ -28,35 +40,57 @@
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
-/* A scheduler that stopped is started again after this long. */
-#define SCHEDULER_RETRY_MS 5000
+/* How often the launcher looks at its schedulers. */
+#define LAUNCHER_NAPTIME_MS 5000
+/* A scheduler that keeps stopping is started again after at most this. */
+#define SCHEDULER_MAX_RETRY_MS (5 * 60 * 1000)
+/* A scheduler that ran this long before stopping is retried at once. */
+#define SCHEDULER_STABLE_MS (60 * 1000)
 
 typedef struct SchedulerSlot
 {
 	char		dbname[NAMEDATALEN];
 	BackgroundWorkerHandle *handle;
+	TimestampTz started_at;
 	TimestampTz next_start;
+	int			retry_ms;		/* wait after the next stop */
 	bool		wanted;
+	bool		reported;		/* the database's problem is in the log */
 } SchedulerSlot;
 
 typedef struct RunSlot
 {
 	int64		pipeline_id;
+	Oid			owner;
+	TimestampTz started_at;
 	BackgroundWorkerHandle *handle;
 } RunSlot;
 
+typedef struct DuePipeline
+{
+	int64		id;
+	Oid			owner;
+	bool		done;			/* started or skipped in this pass */
+} DuePipeline;
+
+typedef enum DatabaseState
+{
+	DATABASE_OK,
+	DATABASE_MISSING,
+	DATABASE_NO_CONNECTIONS
+} DatabaseState;
+
 static void
-fill_worker(BackgroundWorker *w, const char *function, const char *name,
-			bool connect)
+fill_worker(BackgroundWorker *w, const char *function, const char *name)
 {
 	memset(w, 0, sizeof(*w));
-	w->bgw_flags = BGWORKER_SHMEM_ACCESS |
-		(connect ? BGWORKER_BACKEND_DATABASE_CONNECTION : 0);
+	w->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	w->bgw_start_time = BgWorkerStart_RecoveryFinished;
 	snprintf(w->bgw_library_name, BGW_MAXLEN, "autocdc");
 	snprintf(w->bgw_function_name, BGW_MAXLEN, "%s", function);
@@ -70,7 +104,7 @@ autocdc_register_launcher(void)
 {
 	BackgroundWorker w;
 
-	fill_worker(&w, "autocdc_launcher_main", "autocdc launcher", false);
+	fill_worker(&w, "autocdc_launcher_main", "autocdc launcher");
 	w.bgw_restart_time = 1;
 	RegisterBackgroundWorker(&w);
 }
@@ -84,20 +118,53 @@ handle_running(BackgroundWorkerHandle *handle)
 		GetBackgroundWorkerPid(handle, &pid) != BGWH_STOPPED;
 }
 
-/* Brings the schedulers in line with autocdc.databases. */
+/*
+ * Looks the database up in pg_database (a shared catalog), with its OID.
+ * A heap scan: with no database, shared indexes cannot be opened until a
+ * backend has written the shared relcache init file.
+ */
+static DatabaseState
+database_state(const char *dbname, Oid *dboid)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	DatabaseState state = DATABASE_MISSING;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	StartTransactionCommand();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_database_datname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum(dbname));
+	scan = systable_beginscan(rel, DatabaseNameIndexId, false, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		*dboid = db->oid;
+		state = db->datallowconn ? DATABASE_OK : DATABASE_NO_CONNECTIONS;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	return state;
+}
+
+/* The slot of each name of autocdc.databases (new slots in `keep`). */
 static void
-launcher_reconcile(List **slots)
+want_databases(List **slots, MemoryContext keep)
 {
 	char	   *raw = pstrdup(autocdc_databases);
 	List	   *names = NIL;
 	ListCell   *lc;
-	TimestampTz now = GetCurrentTimestamp();
 
 	if (!SplitIdentifierString(raw, ',', &names))
 		ereport(LOG,
 				(errmsg("autocdc.databases is not a valid list of database names: \"%s\"",
 						autocdc_databases)));
-
 	foreach(lc, *slots)
 		((SchedulerSlot *) lfirst(lc))->wanted = false;
 	foreach(lc, names)
@@ -110,46 +177,111 @@ launcher_reconcile(List **slots)
 			slot = lfirst(ls);
 		if (slot == NULL)
 		{
-			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+			MemoryContext old = MemoryContextSwitchTo(keep);
 
 			slot = palloc0(sizeof(SchedulerSlot));
 			strlcpy(slot->dbname, lfirst(lc), NAMEDATALEN);
+			slot->retry_ms = LAUNCHER_NAPTIME_MS;
 			*slots = lappend(*slots, slot);
 			MemoryContextSwitchTo(old);
 		}
 		slot->wanted = true;
 	}
+}
 
+/* Whether the slot's database can have a scheduler now; says why not once. */
+static bool
+database_ready(SchedulerSlot *slot, Oid *dboid)
+{
+	DatabaseState state = database_state(slot->dbname, dboid);
+
+	if (state == DATABASE_OK)
+	{
+		slot->reported = false;
+		return true;
+	}
+	if (!slot->reported)
+		ereport(LOG,
+				(errcode(state == DATABASE_MISSING ? ERRCODE_UNDEFINED_DATABASE
+						 : ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 state == DATABASE_MISSING
+				 ? errmsg("database \"%s\" of autocdc.databases does not exist", slot->dbname)
+				 : errmsg("database \"%s\" of autocdc.databases does not accept connections", slot->dbname),
+				 errdetail("Its scheduled pipelines do not run until it does; autocdc looks again every %d seconds.",
+						   LAUNCHER_NAPTIME_MS / 1000),
+				 errhint("Correct autocdc.databases and reload the configuration, or create the database.")));
+	slot->reported = true;
+	return false;
+}
+
+static void
+start_scheduler(SchedulerSlot *slot, Oid dboid, TimestampTz now, MemoryContext keep)
+{
+	BackgroundWorker w;
+	MemoryContext old = MemoryContextSwitchTo(keep);
+
+	fill_worker(&w, "autocdc_scheduler_main", "autocdc scheduler");
+	w.bgw_restart_time = BGW_NEVER_RESTART;
+	w.bgw_notify_pid = MyProcPid;
+	w.bgw_main_arg = ObjectIdGetDatum(dboid);
+	if (slot->handle)
+		pfree(slot->handle);
+	slot->handle = NULL;
+	if (!RegisterDynamicBackgroundWorker(&w, &slot->handle))
+		ereport(LOG,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("autocdc could not start the scheduler of database \"%s\": out of background worker slots",
+						slot->dbname),
+				 errhint("You might need to increase max_worker_processes.")));
+	slot->started_at = now;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * After a scheduler stopped: start it again soon if it had been running a
+ * while, else wait twice as long as last time.
+ */
+static void
+scheduler_stopped(SchedulerSlot *slot, TimestampTz now)
+{
+	if (TimestampDifferenceExceeds(slot->started_at, now, SCHEDULER_STABLE_MS))
+		slot->retry_ms = LAUNCHER_NAPTIME_MS;
+	slot->next_start = TimestampTzPlusMilliseconds(slot->started_at, slot->retry_ms);
+	slot->retry_ms = Min(slot->retry_ms * 2, SCHEDULER_MAX_RETRY_MS);
+	pfree(slot->handle);
+	slot->handle = NULL;
+}
+
+/* Brings the schedulers in line with autocdc.databases. */
+static void
+launcher_reconcile(List **slots, MemoryContext keep)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	ListCell   *lc;
+
+	want_databases(slots, keep);
 	foreach(lc, *slots)
 	{
 		SchedulerSlot *slot = lfirst(lc);
+		Oid			dboid;
 
+		if (slot->handle && !handle_running(slot->handle))
+			scheduler_stopped(slot, now);
 		if (!slot->wanted)
 		{
-			if (handle_running(slot->handle))
-				TerminateBackgroundWorker(slot->handle);
-			continue;
-		}
-		if (handle_running(slot->handle) || now < slot->next_start)
-			continue;
-		{
-			BackgroundWorker w;
-
-			fill_worker(&w, "autocdc_scheduler_main", "autocdc scheduler", true);
-			w.bgw_restart_time = BGW_NEVER_RESTART;
-			w.bgw_notify_pid = MyProcPid;
-			strlcpy(w.bgw_extra, slot->dbname, BGW_EXTRALEN);
 			if (slot->handle)
-				pfree(slot->handle);
-			slot->handle = NULL;
-			if (!RegisterDynamicBackgroundWorker(&w, &slot->handle))
-				ereport(LOG,
-						(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-						 errmsg("autocdc could not start the scheduler of database \"%s\": out of background worker slots",
-								slot->dbname),
-						 errhint("You might need to increase max_worker_processes.")));
-			slot->next_start = TimestampTzPlusMilliseconds(now, SCHEDULER_RETRY_MS);
+				TerminateBackgroundWorker(slot->handle);
+			else
+			{
+				*slots = foreach_delete_current(*slots, lc);
+				pfree(slot);
+			}
+			continue;
 		}
+		if (slot->handle || now < slot->next_start)
+			continue;
+		if (database_ready(slot, &dboid))
+			start_scheduler(slot, dboid, now, keep);
 	}
 }
 
@@ -157,24 +289,35 @@ void
 autocdc_launcher_main(Datum arg)
 {
 	List	   *slots = NIL;
+	MemoryContext keep,
+				pass;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	/* No database: it reads only the shared pg_database. */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("autocdc launcher");
 	ereport(LOG, (errmsg("autocdc launcher started")));
+	keep = AllocSetContextCreate(TopMemoryContext, "autocdc launcher",
+								 ALLOCSET_DEFAULT_SIZES);
+	pass = AllocSetContextCreate(TopMemoryContext, "autocdc launcher pass",
+								 ALLOCSET_DEFAULT_SIZES);
 
 	for (;;)
 	{
+		MemoryContextSwitchTo(pass);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		launcher_reconcile(&slots);
+		launcher_reconcile(&slots, keep);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 SCHEDULER_RETRY_MS, PG_WAIT_EXTENSION);
+						 LAUNCHER_NAPTIME_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		MemoryContextReset(pass);
 	}
 }
 
@@ -183,23 +326,6 @@ static bool
 extension_ready(void)
 {
 	return !creating_extension && OidIsValid(get_extension_oid("autocdc", true));
-}
-
-/*
- * At a scheduler's start: a pipeline left "running" whose run lock is free
- * was cut short (a crash, a restart); say so.
- */
-static void
-mark_interrupted_runs(void)
-{
-	spi_exec(psprintf("UPDATE autocdc.pipeline SET last_status = 'failed', "
-					  " last_error = 'interrupted: the server or the run worker stopped during the run', "
-					  " last_finished_at = pg_catalog.clock_timestamp(), "
-					  " failures = failures OPERATOR(pg_catalog.+) 1 "
-					  "WHERE last_status OPERATOR(pg_catalog.=) 'running' "
-					  "  AND pg_catalog.pg_try_advisory_xact_lock(%d, pg_catalog.hashtext(name))",
-					  PIPELINE_LOCK_CLASS),
-			 0, NULL, NULL, NULL, false);
 }
 
 static bool
@@ -213,46 +339,231 @@ pipeline_active(List *runs, int64 id)
 	return false;
 }
 
+static int
+role_runs(List *runs, Oid owner)
+{
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, runs)
+		if (((RunSlot *) lfirst(lc))->owner == owner)
+		n++;
+	return n;
+}
+
+/* autocdc.max_workers_per_role; -1: all slots but one, at least one. */
+static int
+per_role_limit(void)
+{
+	if (autocdc_max_workers_per_role > 0)
+		return autocdc_max_workers_per_role;
+	return Max(1, autocdc_max_workers - 1);
+}
+
+/*
+ * Why a run worker stopped without an outcome: terminated past
+ * autocdc.max_run_time (its code caught the cancel), or anything else.
+ */
+static const char *
+stopped_reason(RunSlot *slot)
+{
+	if (autocdc_max_run_time_s > 0 &&
+		TimestampDifferenceExceeds(slot->started_at, GetCurrentTimestamp(),
+								   autocdc_max_run_time_s * 1000))
+		return run_time_exceeded_reason();
+	return "the run worker exited without recording an outcome: "
+		"it was terminated, crashed, or could not connect or write (see the server log)";
+}
+
+/*
+ * Forgets the run workers that have stopped; with `record`, a stopped
+ * worker's lease that nothing replaced becomes a failure, backed off like
+ * any.  A stopped worker holds no lock, so its lock needs no test.
+ */
 static void
-start_run(List **runs, int64 id, Oid owner, MemoryContext keep)
+reap_runs(List **runs, bool record)
+{
+	ListCell   *lc;
+
+	foreach(lc, *runs)
+	{
+		RunSlot    *slot = lfirst(lc);
+
+		if (handle_running(slot->handle))
+			continue;
+		if (record)
+			pipeline_record_outcome(slot->pipeline_id, "failed",
+									stopped_reason(slot), 0, true);
+		*runs = foreach_delete_current(*runs, lc);
+		pfree(slot->handle);
+		pfree(slot);
+	}
+}
+
+/*
+ * A pipeline left "running" that is none of this scheduler's runs and whose
+ * run lock is free was cut short (a crash, a restart, a scheduler that
+ * stopped); say so.
+ */
+static void
+mark_interrupted_runs(List *runs)
+{
+	List	   *ids = NIL;
+	ListCell   *lc;
+
+	catalog_exec("SELECT id FROM autocdc.pipeline WHERE last_status OPERATOR(pg_catalog.=) 'running'",
+				 0, NULL, NULL, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		int64	   *id = palloc(sizeof(int64));
+
+		*id = spi_int64(i, 1);
+		ids = lappend(ids, id);
+	}
+	foreach(lc, ids)
+	{
+		int64		id = *(int64 *) lfirst(lc);
+
+		if (!pipeline_active(runs, id) && pipeline_lock_free(id))
+			pipeline_record_outcome(id, "failed",
+									"interrupted: the server or the run worker stopped during the run",
+									0, true);
+	}
+}
+
+/* The due pipelines, oldest first, at most max_workers of each owner. */
+static List *
+load_due(MemoryContext cxt)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(autocdc_max_workers)};
+	List	   *due = NIL;
+
+	catalog_exec("SELECT id, owner FROM ("
+				 "  SELECT id, owner::pg_catalog.oid, next_run_at, pg_catalog.row_number() OVER "
+				 "         (PARTITION BY owner ORDER BY next_run_at NULLS FIRST, id) AS n "
+				 "    FROM autocdc.pipeline "
+				 "   WHERE schedule IS NOT NULL AND last_status IS DISTINCT FROM 'running' "
+				 "     AND COALESCE(next_run_at, '-infinity') OPERATOR(pg_catalog.<=) pg_catalog.now()) d "
+				 " WHERE n OPERATOR(pg_catalog.<=) $1 "
+				 " ORDER BY next_run_at NULLS FIRST, id",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		DuePipeline *d = MemoryContextAllocZero(cxt, sizeof(DuePipeline));
+		bool		isnull;
+
+		d->id = spi_int64(i, 1);
+		d->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+												  SPI_tuptable->tupdesc, 2, &isnull));
+		due = lappend(due, d);
+	}
+	return due;
+}
+
+/*
+ * The next due pipeline to start: of the owners under their limit, one
+ * with the fewest runs going, its oldest.  NULL when none may start.
+ */
+static DuePipeline *
+pick_due(List *due, List *runs)
+{
+	DuePipeline *best = NULL;
+	int			best_runs = 0;
+	ListCell   *lc;
+
+	foreach(lc, due)
+	{
+		DuePipeline *d = lfirst(lc);
+		int			n;
+
+		if (d->done || pipeline_active(runs, d->id))
+			continue;
+		n = role_runs(runs, d->owner);
+		if (n < per_role_limit() && (best == NULL || n < best_runs))
+		{
+			best = d;
+			best_runs = n;
+		}
+	}
+	return best;
+}
+
+/* Starts a run worker for a leased pipeline; false when there is no slot. */
+static bool
+start_run(List **runs, DuePipeline *d, MemoryContext keep)
 {
 	BackgroundWorker w;
 	RunWorkerArgs args;
 	MemoryContext old = MemoryContextSwitchTo(keep);
 	RunSlot    *slot = palloc0(sizeof(RunSlot));
+	bool		started;
 
-	fill_worker(&w, "autocdc_run_worker_main", "autocdc run", true);
+	fill_worker(&w, "autocdc_run_worker_main", "autocdc run");
 	w.bgw_restart_time = BGW_NEVER_RESTART;
 	w.bgw_notify_pid = MyProcPid;
+	memset(&args, 0, sizeof(args));
 	args.dboid = MyDatabaseId;
-	args.owner = owner;
-	args.pipeline_id = id;
+	args.pipeline_id = d->id;
 	memcpy(w.bgw_extra, &args, sizeof(args));
-	slot->pipeline_id = id;
-	if (RegisterDynamicBackgroundWorker(&w, &slot->handle))
+	slot->pipeline_id = d->id;
+	slot->owner = d->owner;
+	slot->started_at = GetCurrentTimestamp();
+	started = RegisterDynamicBackgroundWorker(&w, &slot->handle);
+	if (started)
 		*runs = lappend(*runs, slot);
 	else
-	{
 		pfree(slot);
+	MemoryContextSwitchTo(old);
+	if (!started)
+	{
 		ereport(LOG,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("autocdc could not start a run: out of background worker slots"),
 				 errhint("You might need to increase max_worker_processes, or lower autocdc.max_workers.")));
+		pipeline_record_outcome(d->id, "failed",
+								"the run worker could not start: out of background worker slots",
+								0, true);
 	}
-	MemoryContextSwitchTo(old);
+	return started;
+}
+
+static void
+start_due_runs(List **runs, List *due, MemoryContext keep)
+{
+	DuePipeline *d;
+
+	while (list_length(*runs) < autocdc_max_workers &&
+		   (d = pick_due(due, *runs)) != NULL)
+	{
+		d->done = true;
+		if (pipeline_lease(d->id) && !start_run(runs, d, keep))
+			break;
+	}
+}
+
+/* How long until the next pipeline is due (ms), at most `sleep_ms`. */
+static long
+next_due_ms(long sleep_ms)
+{
+	catalog_exec("SELECT (EXTRACT(epoch FROM pg_catalog.min(next_run_at) OPERATOR(pg_catalog.-) pg_catalog.now()) "
+				 "        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 "
+				 "  FROM autocdc.pipeline WHERE schedule IS NOT NULL "
+				 "   AND next_run_at OPERATOR(pg_catalog.>) pg_catalog.now()",
+				 0, NULL, NULL, NULL);
+	if (spi_value(0, 1) != NULL)
+		sleep_ms = Min(sleep_ms, Max(spi_int64(0, 1), 10));
+	return sleep_ms;
 }
 
 /*
- * One pass: starts the runs that are due.  Returns how long to sleep
- * before the next pass (ms).
+ * One pass: records the runs that ended without an outcome, starts the
+ * runs that are due.  Returns how long to sleep before the next pass (ms).
  */
 static long
-scheduler_pass(List **runs, bool *cleaned, MemoryContext keep)
+scheduler_pass(List **runs, MemoryContext keep, MemoryContext pass)
 {
 	long		sleep_ms = autocdc_naptime_ms;
-	List	   *due = NIL;
-	ListCell   *lc;
-	MemoryContext old;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -263,108 +574,60 @@ scheduler_pass(List **runs, bool *cleaned, MemoryContext keep)
 
 	if (extension_ready())
 	{
-		if (!*cleaned)
-		{
-			mark_interrupted_runs();
-			*cleaned = true;
-		}
-		spi_exec("SELECT id, owner::pg_catalog.oid FROM autocdc.pipeline "
-				 " WHERE schedule IS NOT NULL "
-				 "   AND COALESCE(next_run_at, '-infinity') OPERATOR(pg_catalog.<=) pg_catalog.now() "
-				 " ORDER BY next_run_at NULLS FIRST, id",
-				 0, NULL, NULL, NULL, false);
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			int64	   *pair = MemoryContextAlloc(keep, 2 * sizeof(int64));
-			bool		isnull;
-
-			pair[0] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			pair[1] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-			old = MemoryContextSwitchTo(keep);	/* outlives SPI_finish */
-			due = lappend(due, pair);
-			MemoryContextSwitchTo(old);
-		}
-		spi_exec("SELECT (EXTRACT(epoch FROM pg_catalog.min(next_run_at) OPERATOR(pg_catalog.-) pg_catalog.now()) "
-				 "        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 "
-				 "  FROM autocdc.pipeline WHERE schedule IS NOT NULL "
-				 "   AND next_run_at OPERATOR(pg_catalog.>) pg_catalog.now()",
-				 0, NULL, NULL, NULL, false);
-		if (spi_value(0, 1) != NULL)
-			sleep_ms = Min(sleep_ms, Max(spi_int64(0, 1), 10));
+		reap_runs(runs, true);
+		mark_interrupted_runs(*runs);
+		start_due_runs(runs, load_due(pass), keep);
+		sleep_ms = next_due_ms(sleep_ms);
 		catalog_prune_event_log();
 	}
+	else
+		reap_runs(runs, false);
 
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	MemoryContextSwitchTo(pass);
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
-
-	foreach(lc, due)
-	{
-		int64	   *pair = lfirst(lc);
-
-		if (list_length(*runs) >= autocdc_max_workers)
-			break;
-		if (!pipeline_active(*runs, pair[0]))
-			start_run(runs, pair[0], (Oid) pair[1], keep);
-		pfree(pair);
-	}
-	list_free(due);
 	return sleep_ms;
-}
-
-/* Forgets the run workers that have stopped. */
-static void
-reap_runs(List **runs)
-{
-	ListCell   *lc;
-
-	foreach(lc, *runs)
-	{
-		RunSlot    *slot = lfirst(lc);
-
-		if (!handle_running(slot->handle))
-		{
-			*runs = foreach_delete_current(*runs, lc);
-			pfree(slot->handle);
-			pfree(slot);
-		}
-	}
 }
 
 void
 autocdc_scheduler_main(Datum arg)
 {
-	char		dbname[NAMEDATALEN];
 	List	   *runs = NIL;
-	bool		cleaned = false;
-	MemoryContext keep;
+	MemoryContext keep,
+				pass;
 
-	strlcpy(dbname, MyBgworkerEntry->bgw_extra, NAMEDATALEN);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(dbname, NULL, 0);
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	pgstat_report_appname("autocdc scheduler");
+	worker_force_settings();
 	keep = AllocSetContextCreate(TopMemoryContext, "autocdc scheduler",
+								 ALLOCSET_DEFAULT_SIZES);
+	pass = AllocSetContextCreate(TopMemoryContext, "autocdc scheduler pass",
 								 ALLOCSET_DEFAULT_SIZES);
 
 	for (;;)
 	{
 		long		sleep_ms = autocdc_naptime_ms;
 
+		MemoryContextSwitchTo(pass);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		reap_runs(&runs);
-		if (!RecoveryInProgress())
-			sleep_ms = scheduler_pass(&runs, &cleaned, keep);
+		if (RecoveryInProgress())
+			reap_runs(&runs, false);
+		else
+			sleep_ms = scheduler_pass(&runs, keep, pass);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 sleep_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		MemoryContextReset(pass);
 	}
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  * worker.h
- *	  Scheduled runs: the launcher, the per-database schedulers (worker.c)
- *	  and the run workers (worker_run.c), and the SQL functions that
- *	  schedule pipelines (schedule.c).
+ *	  Scheduled runs: the launcher, the per-database schedulers (worker.c),
+ *	  the run workers (worker_run.c), what they write in a pipeline's row
+ *	  (worker_outcome.c), and the SQL functions that schedule pipelines
+ *	  (schedule.c).
  *-------------------------------------------------------------------------
  */
 #ifndef AUTOCDC_WORKER_H
@@ -14,7 +15,6 @@
 typedef struct RunWorkerArgs
 {
 	Oid			dboid;
-	Oid			owner;
 	int64		pipeline_id;
 } RunWorkerArgs;
 
@@ -22,5 +22,13 @@ extern void autocdc_register_launcher(void);
 extern PGDLLEXPORT void autocdc_launcher_main(Datum arg);
 extern PGDLLEXPORT void autocdc_scheduler_main(Datum arg);
 extern PGDLLEXPORT void autocdc_run_worker_main(Datum arg);
+
+/* A pipeline's scheduled-run state (worker_outcome.c). */
+extern bool pipeline_lease(int64 id);
+extern void pipeline_record_outcome(int64 id, const char *status,
+									const char *error, int64 rows_read,
+									bool only_running);
+extern char *run_time_exceeded_reason(void);
+extern void worker_force_settings(void);
 
 #endif							/* AUTOCDC_WORKER_H */

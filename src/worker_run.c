@@ -1,30 +1,55 @@
 /*-------------------------------------------------------------------------
  * worker_run.c
- *	  A run worker: one scheduled run of one pipeline, connected to the
- *	  database as the pipeline's owner, so it can do nothing its owner
- *	  could not (autocdc.run() then runs each flow as its own owner).
+ *	  A run worker: one scheduled run of one pipeline.
  *
- *	  It marks the pipeline running, runs it, and records the outcome and
- *	  the next run: the schedule's next tick; for a continuous pipeline at
- *	  once, or after autocdc.naptime when nothing was new; after a failure,
- *	  a delay that doubles with each failure in a row, up to
- *	  autocdc.max_retry_delay.  A pipeline a manual run holds is "busy" and
- *	  tried again after naptime.
+ *	  It connects as the bootstrap superuser, like the scheduler, so that
+ *	  nothing of the owner's (its login rights, its role settings) can keep
+ *	  it from recording an outcome.  It checks that the pipeline's owner
+ *	  still exists, may log in and may connect to the database, then calls
+ *	  autocdc.run(pipeline) as that owner in a security-restricted context,
+ *	  as a superuser's manual run as that role would (autocdc.run() then
+ *	  runs each flow as its own owner), and records the outcome as the
+ *	  extension owner.  Every step after connecting records its failure;
+ *	  a worker that dies without recording one is recorded by the
+ *	  scheduler (worker.c).  A run longer than autocdc.max_run_time is
+ *	  cancelled by a timeout of its own and counts as failed.  A pipeline
+ *	  a manual run holds is "busy" and tried again after naptime.
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
 
+#include <signal.h>
+
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timeout.h"
+
+/*
+ * A cancel that the run's code catches (PL/pgSQL can catch query_canceled)
+ * is followed this long after by a termination, which nothing catches.
+ */
+#define RUN_TIME_GRACE_MS 2000
+
+/* The autocdc.max_run_time timeouts; the process runs one run. */
+static volatile sig_atomic_t run_time_exceeded = false;
+static TimeoutId cancel_timeout;
+static TimeoutId terminate_timeout;
 
 static void
 begin_work(const char *what)
@@ -48,120 +73,206 @@ end_work(void)
 }
 
 /*
- * Marks the pipeline running and returns its name, or NULL when it is no
- * longer scheduled or no longer belongs to `owner`.
+ * At autocdc.max_run_time: a cancel, which the next CHECK_FOR_INTERRUPTS
+ * raises as an error (autocdc.run() lets it through), ending the run.
  */
-static char *
-mark_running(RunWorkerArgs *args)
+static void
+cancel_run_handler(void)
 {
-	Oid			argtypes[2] = {INT8OID, OIDOID};
-	Datum		values[2] = {Int64GetDatum(args->pipeline_id), ObjectIdGetDatum(args->owner)};
-	char	   *name = NULL;
-
-	begin_work("autocdc run: starting");
-	catalog_exec("UPDATE autocdc.pipeline SET last_status = 'running', last_error = NULL, "
-				 "       last_started_at = pg_catalog.clock_timestamp() "
-				 " WHERE id OPERATOR(pg_catalog.=) $1 AND schedule IS NOT NULL "
-				 "   AND owner OPERATOR(pg_catalog.=) $2::pg_catalog.regrole "
-				 "RETURNING name",
-				 2, argtypes, values, NULL);
-	if (SPI_processed == 1)
-		name = MemoryContextStrdup(TopMemoryContext, spi_value(0, 1));
-	end_work();
-	return name;
+	run_time_exceeded = true;
+	QueryCancelPending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
 }
 
-/* Records how the run went and when the next one is due. */
+/* After the grace: the worker is terminated; the scheduler records why. */
 static void
-record_outcome(int64 id, const char *status, const char *error, int64 rows_read)
+terminate_run_handler(void)
 {
-	Oid			argtypes[6] = {INT8OID, TEXTOID, TEXTOID, INT4OID, INT4OID, INT8OID};
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	run_time_exceeded = true;
+	ProcDiePending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
+}
 
-	values[0] = Int64GetDatum(id);
-	values[1] = CStringGetTextDatum(status);
-	if (error)
-		values[2] = CStringGetTextDatum(error);
+static void
+register_run_timeouts(void)
+{
+	cancel_timeout = RegisterTimeout(USER_TIMEOUT, cancel_run_handler);
+	terminate_timeout = RegisterTimeout(USER_TIMEOUT, terminate_run_handler);
+}
+
+static void
+enable_run_timeouts(void)
+{
+	int64		limit_ms = (int64) autocdc_max_run_time_s * 1000;
+
+	if (limit_ms <= 0)
+		return;
+	enable_timeout_after(cancel_timeout, (int) Min(limit_ms, INT_MAX));
+	enable_timeout_after(terminate_timeout,
+						 (int) Min(limit_ms + RUN_TIME_GRACE_MS, INT_MAX));
+}
+
+static void
+disable_run_timeouts(void)
+{
+	disable_timeout(cancel_timeout, false);
+	disable_timeout(terminate_timeout, false);
+}
+
+/* The pipeline's name and owner (in `cxt`); false when it was dropped. */
+static bool
+load_pipeline(int64 id, char **name, Oid *owner, MemoryContext cxt)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	bool		isnull;
+
+	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.pipeline "
+				 " WHERE id OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		return false;
+	*name = MemoryContextStrdup(cxt, spi_value(0, 1));
+	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 2, &isnull));
+	return true;
+}
+
+/*
+ * A run acts as the pipeline's owner: it must still exist and be able to
+ * connect to this database, as when runs connected as the owner.
+ */
+static void
+check_owner(const char *pipeline, Oid owner)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(owner));
+	bool		can_login;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the owner of pipeline \"%s\" (role OID %u) no longer exists",
+						pipeline, owner),
+				 errdetail("Scheduled runs act as the pipeline's owner."),
+				 errhint("Unschedule the pipeline with autocdc.unschedule().")));
+	can_login = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+	ReleaseSysCache(tup);
+	if (!can_login)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("the owner of pipeline \"%s\", role %s, cannot log in", pipeline,
+						GetUserNameFromId(owner, false)),
+				 errdetail("Scheduled runs act as the pipeline's owner, which must be able to log in."),
+				 errhint("Grant it LOGIN, or unschedule the pipeline.")));
+	if (pg_database_aclcheck(MyDatabaseId, owner, ACL_CONNECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the owner of pipeline \"%s\", role %s, may not connect to database \"%s\"",
+						pipeline, GetUserNameFromId(owner, false),
+						get_database_name(MyDatabaseId)),
+				 errdetail("Scheduled runs act as the pipeline's owner, which must have the CONNECT privilege."),
+				 errhint("Grant it CONNECT on the database, or unschedule the pipeline.")));
+}
+
+/* Runs the pipeline as its owner and records the outcome, in one transaction. */
+static void
+run_pipeline(int64 id, const char *pipeline, Oid owner)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(pipeline)};
+	UserSwitch	sw;
+	int64		failed,
+				read;
+	char	   *errors;
+
+	check_owner(pipeline, owner);
+	enable_run_timeouts();
+	autocdc_become(&sw, owner, true);
+	spi_exec("SELECT pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed'), "
+			 "       COALESCE(pg_catalog.sum(r.rows_read), 0)::pg_catalog.int8, "
+			 "       pg_catalog.string_agg(r.flow, ', ') FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed') "
+			 "  FROM autocdc.run($1) r",
+			 1, argtypes, values, NULL, false);
+	autocdc_unbecome(&sw);
+	disable_run_timeouts();
+
+	/* A cancel a flow caught still ends the run, rolled back whole. */
+	if (run_time_exceeded)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg_internal("%s", run_time_exceeded_reason())));
+	failed = spi_int64(0, 1);
+	read = spi_int64(0, 2);
+	errors = spi_value(0, 3);
+	pipeline_record_outcome(id, failed > 0 ? "failed" : "success",
+							failed > 0 ? psprintf("flows failed: %s (see autocdc.event_log)", errors) : NULL,
+							read, false);
+}
+
+/* After an error anywhere in the run: records it, in a new transaction. */
+static void
+record_error(int64 id, const char *pipeline, ErrorData *edata)
+{
+	bool		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE && !run_time_exceeded;
+	char	   *reason = run_time_exceeded ? run_time_exceeded_reason() : edata->message;
+	const char *name = pipeline ? pipeline : psprintf("(id " INT64_FORMAT ")", id);
+
+	if (busy)
+		ereport(LOG,
+				(errmsg("autocdc run of pipeline \"%s\" deferred: %s", name, reason)));
 	else
-		nulls[2] = 'n';
-	values[3] = Int32GetDatum(autocdc_naptime_ms);
-	values[4] = Int32GetDatum(autocdc_max_retry_delay_s);
-	values[5] = Int64GetDatum(rows_read);
-	catalog_exec("UPDATE autocdc.pipeline p SET last_status = $2, last_error = $3, "
-				 "  last_finished_at = pg_catalog.clock_timestamp(), "
-				 "  failures = CASE $2 WHEN 'failed' THEN p.failures OPERATOR(pg_catalog.+) 1 "
-				 "                     WHEN 'success' THEN 0 ELSE p.failures END, "
-				 "  next_run_at = CASE "
-				 "    WHEN p.schedule IS NULL THEN NULL "
-				 "    WHEN $2 OPERATOR(pg_catalog.=) 'failed' THEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
-				 "      LEAST(pg_catalog.make_interval(secs => $5), "
-				 "            GREATEST(p.schedule, pg_catalog.make_interval(secs => $4 OPERATOR(pg_catalog./) 1000.0)) "
-				 "            OPERATOR(pg_catalog.*) pg_catalog.power(2, LEAST(p.failures, 30))) "
-				 "    WHEN $2 OPERATOR(pg_catalog.=) 'busy' OR (p.schedule OPERATOR(pg_catalog.=) '0' AND $6 OPERATOR(pg_catalog.=) 0) "
-				 "      THEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
-				 "           pg_catalog.make_interval(secs => $4 OPERATOR(pg_catalog./) 1000.0) "
-				 "    WHEN p.schedule OPERATOR(pg_catalog.=) '0' THEN pg_catalog.clock_timestamp() "
-				 "    ELSE GREATEST(pg_catalog.clock_timestamp(), p.last_started_at OPERATOR(pg_catalog.+) p.schedule) END "
-				 "WHERE p.id OPERATOR(pg_catalog.=) $1",
-				 6, argtypes, values, nulls);
+		ereport(WARNING,
+				(errmsg("autocdc run of pipeline \"%s\" failed: %s", name, reason)));
+	begin_work("autocdc run: recording the outcome");
+	pipeline_record_outcome(id, busy ? "busy" : "failed", reason, 0, false);
+	end_work();
 }
 
 void
 autocdc_run_worker_main(Datum arg)
 {
 	RunWorkerArgs args;
-	char	   *pipeline;
+	char	   *volatile pipeline = NULL;
+	Oid			owner = InvalidOid;
 	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool timeouts_set = false;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(args.dboid, args.owner, 0);
+	/* Not as the owner: its login and settings must not stop the run's bookkeeping. */
+	BackgroundWorkerInitializeConnectionByOid(args.dboid, InvalidOid, 0);
 	pgstat_report_appname("autocdc run");
-
-	pipeline = mark_running(&args);
-	if (pipeline == NULL)
-		proc_exit(0);			/* unscheduled or handed over meanwhile */
 
 	PG_TRY();
 	{
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		values[1] = {CStringGetTextDatum(pipeline)};
-		int64		failed,
-					read;
-		char	   *errors;
-
-		begin_work(psprintf("autocdc run of pipeline %s", pipeline));
-		spi_exec("SELECT pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed'), "
-				 "       COALESCE(pg_catalog.sum(r.rows_read), 0)::pg_catalog.int8, "
-				 "       pg_catalog.string_agg(r.flow, ', ') FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed') "
-				 "  FROM autocdc.run($1) r",
-				 1, argtypes, values, NULL, false);
-		failed = spi_int64(0, 1);
-		read = spi_int64(0, 2);
-		errors = spi_value(0, 3);
-		record_outcome(args.pipeline_id, failed > 0 ? "failed" : "success",
-					   failed > 0 ? psprintf("flows failed: %s (see autocdc.event_log)", errors) : NULL,
-					   read);
+		worker_force_settings();
+		register_run_timeouts();
+		timeouts_set = true;
+		begin_work("autocdc run: starting");
+		if (load_pipeline(args.pipeline_id, (char **) &pipeline, &owner, cxt))
+		{
+			pgstat_report_activity(STATE_RUNNING,
+								   psprintf("autocdc run of pipeline %s", pipeline));
+			run_pipeline(args.pipeline_id, pipeline, owner);
+		}
 		end_work();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		bool		busy;
 
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		AbortCurrentTransaction();
-		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
-		ereport(busy ? LOG : WARNING,
-				(errmsg("autocdc run of pipeline \"%s\" %s: %s", pipeline,
-						busy ? "deferred" : "failed", edata->message)));
-		begin_work("autocdc run: recording a failure");
-		record_outcome(args.pipeline_id, busy ? "busy" : "failed", edata->message, 0);
-		end_work();
+		/* The error may come from a flow's subtransaction (a cancel). */
+		AbortOutOfAnyTransaction();
+		if (timeouts_set)
+			disable_run_timeouts();
+		QueryCancelPending = false;
+		record_error(args.pipeline_id, pipeline, edata);
 	}
 	PG_END_TRY();
 	proc_exit(0);

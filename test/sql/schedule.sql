@@ -34,7 +34,7 @@ UPDATE autocdc.pipeline SET schedule = '1 second';
 SELECT autocdc.schedule('no_such_pipeline', '1 minute');
 RESET ROLE;
 
--- A pipeline whose owner cannot log in cannot be scheduled: runs connect as the owner.
+-- A pipeline whose owner cannot log in cannot be scheduled: runs act as the owner.
 SET ROLE acdc_nologin;
 CREATE TABLE sch.nl_src (id int, v text, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'sch.nl_tgt', source => 'sch.nl_src',
