@@ -64,6 +64,8 @@ append_evolve_target(Oid source, Oid target)
 		{
 			StringInfoData ddl;
 
+			define_require_trusted_type(stype, autocdc_relation_owner(target),
+										psprintf("new source column \"%s\"", col));
 			initStringInfo(&ddl);
 			appendStringInfo(&ddl, "ALTER TABLE %s ADD COLUMN %s %s",
 							 rel_qualified_name(target), quote_identifier(col),

@@ -88,6 +88,7 @@ extern bool define_has_unique_index(Oid relid, List *columns);
 extern void define_require_owner(Oid relid);
 extern void define_refuse_temporary(Oid relid, const char *what);
 extern void define_require_run_access(FlowSpec *spec);
+extern void define_require_trusted_type(Oid typid, Oid runner, const char *what);
 extern void define_require_sortable(Oid typid, const char *what);
 extern Oid	define_create_target(FlowSpec *spec, RangeVar *rv);
 extern void define_check_existing_target(FlowSpec *spec, Oid relid);

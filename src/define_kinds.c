@@ -137,6 +137,9 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_UNDEFINED_TABLE),
 					 errmsg("target \"%s\" of a snapshot flow fed by a function must exist", spec.target_name),
 					 errhint("Create the target table first; autocdc cannot know the snapshots' columns before the function returns one.")));
+		/* nothing about another role's table is told before this */
+		define_refuse_temporary(target, "target");
+		define_require_owner(target);
 		define_load_columns(&spec, target, false);
 		define_drop_history_columns(&spec);
 	}

@@ -468,6 +468,25 @@ insert_flow_row(FlowSpec *spec)
 				 1, types, vals, NULL);
 }
 
+/*
+ * The sequence is written to the state, the history columns and the
+ * truncate marks, and cast from text: its type must be one the runner
+ * trusts (a ROW(...) sequence's fields each).
+ */
+static void
+check_sequence_types(FlowSpec *spec)
+{
+	Oid			runner = autocdc_relation_owner(spec->target);
+	ListCell   *lc;
+
+	if (spec->seq_type != RECORDOID)
+		define_require_trusted_type(spec->seq_type, runner,
+									strcmp(spec->kind, "snapshot") == 0 ?
+									"the snapshot version" : "sequence_by");
+	foreach(lc, spec->seq_row_types)
+		define_require_trusted_type(lfirst_oid(lc), runner, "a field of sequence_by");
+}
+
 void
 define_create_flow(FlowSpec *spec)
 {
@@ -479,6 +498,7 @@ define_create_flow(FlowSpec *spec)
 	bool		append = strcmp(spec->kind, "append") == 0;
 	bool		snapshot = strcmp(spec->kind, "snapshot") == 0;
 
+	autocdc_refuse_within_flow("creating a flow");
 	catalog_check_version();
 	ensure_pipeline(spec);
 	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
@@ -543,6 +563,8 @@ define_create_flow(FlowSpec *spec)
 	if (!OidIsValid(existing))
 		spec->target = define_create_target(spec, rv);
 	define_require_run_access(spec);
+	if (!append)
+		check_sequence_types(spec);
 
 	if (append)
 		register_append_target(spec);

@@ -19,6 +19,7 @@
 #include "catalog/pg_collation.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "access/transam.h"
 #include "commands/event_trigger.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
@@ -132,6 +133,60 @@ define_require_run_access(FlowSpec *spec)
 	}
 }
 
+/*
+ * Writing a value of a type runs code of whoever made its parts: a domain's
+ * CHECK and DEFAULT, a composite's fields, a range's subtype, an array's
+ * element.  autocdc writes its columns as the target's owner (`runner`),
+ * so a column it creates, and the sequence it casts, may only be of types
+ * whose owners hold that role's privileges (built-in types, the runner's
+ * own, a superuser's); otherwise one role's code would run with another's
+ * rights.
+ */
+void
+define_require_trusted_type(Oid typid, Oid runner, const char *what)
+{
+	HeapTuple	tup;
+	Form_pg_type typ;
+	char		typtype;
+	Oid			owner;
+
+	if (typid < FirstNormalObjectId)
+		return;
+	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for type %u", typid);
+	typ = (Form_pg_type) GETSTRUCT(tup);
+	typtype = typ->typtype;
+	owner = typ->typowner;
+	ReleaseSysCache(tup);
+
+	if (typtype != TYPTYPE_ENUM && !has_privs_of_role(owner, runner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s is of type %s, which belongs to role \"%s\"",
+						what, format_type_be(typid), GetUserNameFromId(owner, false)),
+				 errdetail("autocdc writes it as role \"%s\", the target's owner, and a type's checks and defaults run with the rights of whoever writes it.",
+						   GetUserNameFromId(runner, false)),
+				 errhint("Use a type of the target's owner, or cast the column to a built-in type in a view over the source.")));
+	if (OidIsValid(get_element_type(typid)))
+		define_require_trusted_type(get_element_type(typid), runner, what);
+	else if (typtype == TYPTYPE_DOMAIN)
+		define_require_trusted_type(getBaseType(typid), runner, what);
+	else if (typtype == TYPTYPE_RANGE)
+		define_require_trusted_type(get_range_subtype(typid), runner, what);
+	else if (typtype == TYPTYPE_MULTIRANGE)
+		define_require_trusted_type(get_multirange_range(typid), runner, what);
+	else if (typtype == TYPTYPE_COMPOSITE)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				define_require_trusted_type(TupleDescAttr(desc, i)->atttypid, runner, what);
+		ReleaseTupleDesc(desc);
+	}
+}
+
 /* Creates the target from the source's columns, keys as primary key. */
 Oid
 define_create_target(FlowSpec *spec, RangeVar *rv)
@@ -152,6 +207,8 @@ define_create_target(FlowSpec *spec, RangeVar *rv)
 	{
 		SourceColumn *c = define_source_column(spec, lfirst(lc));
 
+		define_require_trusted_type(c->typid, GetUserId(),
+									psprintf("column \"%s\"", c->name));
 		appendStringInfo(&sql, "%s %s", quote_identifier(c->name),
 						 type_with_typmod(c->typid, c->typmod));
 		append_collation(&sql, c->collation, c->typid);

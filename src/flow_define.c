@@ -526,6 +526,7 @@ autocdc_drop_flow(PG_FUNCTION_ARGS)
 	Oid			owner;
 	bool		isnull;
 
+	autocdc_refuse_within_flow("autocdc.drop_flow()");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 

@@ -28,6 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "catalog/namespace.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
@@ -147,6 +148,28 @@ check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
 static void run_flow_inner(FlowResult *r, bool refresh);
 
 /*
+ * The target's auxiliary objects belong to its owner, who alone could
+ * attach code to them.  After the target changed hands they still belong
+ * to the one before, whose triggers on them would run as the new owner:
+ * the flows must be made again, which makes them anew.
+ */
+static void
+require_aux_owned_by(FlowDef *f, Oid aux)
+{
+	if (!OidIsValid(aux) || get_rel_name(aux) == NULL ||
+		autocdc_relation_owner(aux) == f->run_as)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the auxiliary state of target \"%s\" belongs to role \"%s\", not to the target's owner \"%s\"",
+					get_rel_name(f->target), GetUserNameFromId(autocdc_relation_owner(aux), false),
+					GetUserNameFromId(f->run_as, false)),
+			 errdetail("The target changed owner after its flows were created; what the former owner attached to the state would run with the new owner's rights."),
+			 errhint("Drop the target's flows and create them again: SELECT autocdc.drop_flow(%s); then a full refresh rebuilds the target.",
+					 quote_literal_cstr(f->name))));
+}
+
+/*
  * A flow runs as its target's owner (README, Security): the target's
  * triggers and the state's run with that role's rights and no other.  The
  * flow's creator chose its expressions and source, so it must still hold
@@ -163,6 +186,11 @@ resolve_run_role(FlowDef *f)
 				 errmsg("the role that created flow \"%s\" no longer exists", f->name),
 				 errhint("Drop the flow and create it again: SELECT autocdc.drop_flow(%s);",
 						 quote_literal_cstr(f->name))));
+	require_aux_owned_by(f, f->state);
+	require_aux_owned_by(f, get_typ_typrelid(f->seq_type) != InvalidOid &&
+						 get_rel_namespace(get_typ_typrelid(f->seq_type)) ==
+						 get_namespace_oid("autocdc", false) ?
+						 get_typ_typrelid(f->seq_type) : InvalidOid);
 	if (!has_privs_of_role(f->owner, f->run_as))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -337,7 +365,27 @@ reset_target(FlowDef *f)
 static bool
 raised_by_interrupt(ErrorData *edata)
 {
-	return edata->funcname != NULL && strcmp(edata->funcname, "ProcessInterrupts") == 0;
+	/* a lock timeout, the flow's own or the caller's, fails the flow that waited */
+	return edata->funcname != NULL && strcmp(edata->funcname, "ProcessInterrupts") == 0 &&
+		edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE;
+}
+
+/*
+ * How many units are running in this backend: code a flow sets off (a
+ * trigger on its target, a function in its expressions) may not call
+ * autocdc's functions, which would change the catalog and the relations
+ * the run holds under it.  Restored on every exit, errors included.
+ */
+static int	units_running = 0;
+
+void
+autocdc_refuse_within_flow(const char *function)
+{
+	if (units_running > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s cannot be called while a flow runs", function),
+				 errdetail("It was called by code the flow set off, such as a trigger on its target or a function in its expressions.")));
 }
 
 /* One flow, or every selected flow of one target under full refresh. */
@@ -374,9 +422,20 @@ static void
 run_unit(List *unit, bool refresh)
 {
 	RunUnit		u = {unit, refresh};
-	ErrorData  *edata = autocdc_try(run_unit_flows, &u);
+	ErrorData  *edata = NULL;
 	FlowResult *culprit = NULL;
 	ListCell   *lc;
+
+	units_running++;
+	PG_TRY();
+	{
+		edata = autocdc_try(run_unit_flows, &u);
+	}
+	PG_FINALLY();
+	{
+		units_running--;
+	}
+	PG_END_TRY();
 
 	if (edata == NULL)
 		return;
@@ -461,6 +520,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	int64		run_id;
 
+	autocdc_refuse_within_flow("autocdc.run()");
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

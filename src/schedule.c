@@ -24,20 +24,16 @@ PG_FUNCTION_INFO_V1(autocdc_unschedule);
 
 /* The pipeline's owner, after checking the caller may act for it. */
 static Oid
-owned_pipeline(const char *pipeline, const char *action)
+owned_pipeline(const char *pipeline)
 {
 	Oid			owner = catalog_pipeline_owner(pipeline);
 
-	if (!OidIsValid(owner))
+	/* another role's pipeline is as if it did not exist (autocdc.pipelines hides it) */
+	if (!OidIsValid(owner) || !has_privs_of_role(GetUserId(), owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" does not exist", pipeline),
-				 errhint("A pipeline is created by its first flow; autocdc.pipelines lists them.")));
-	if (!has_privs_of_role(GetUserId(), owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to %s pipeline \"%s\"", action, pipeline),
-				 errdetail("The pipeline belongs to role %s.", GetUserNameFromId(owner, false))));
+				 errhint("A pipeline is created by its first flow; autocdc.pipelines lists yours.")));
 	return owner;
 }
 
@@ -93,9 +89,10 @@ autocdc_schedule(PG_FUNCTION_ARGS)
 				 errmsg("the interval of a schedule must not be negative"),
 				 errhint("Use '0' to run the pipeline continuously.")));
 
+	autocdc_refuse_within_flow("autocdc.schedule()");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	owner = owned_pipeline(pipeline, "schedule");
+	owner = owned_pipeline(pipeline);
 	if (!role_can_login(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
@@ -125,9 +122,10 @@ autocdc_unschedule(PG_FUNCTION_ARGS)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(pipeline)};
 
+	autocdc_refuse_within_flow("autocdc.unschedule()");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	(void) owned_pipeline(pipeline, "unschedule");
+	(void) owned_pipeline(pipeline);
 	catalog_exec("UPDATE autocdc.pipeline SET schedule = NULL, next_run_at = NULL "
 				 " WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);

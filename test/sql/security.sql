@@ -300,6 +300,95 @@ SELECT flow, status FROM autocdc.run('cancel');
 RESET statement_timeout;
 SELECT count(*) FROM harm.c3;
 
+-- Types carry code: a superuser's flow from Mallory's table never makes
+-- columns of her domains, nor casts to them (her CHECK or DEFAULT would run
+-- as the superuser who owns the target).
+SET ROLE acdc_mallory;
+CREATE FUNCTION mal.dflt() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN PERFORM public.sign('domain default'); RETURN 0; END $$;
+CREATE DOMAIN mal.dint AS int DEFAULT mal.dflt() CHECK (mal.ok(VALUE));
+CREATE TYPE mal.pair AS (a int, b mal.dint);
+CREATE TABLE mal.typed (id int, v int, seq mal.dint, p mal.pair, arr mal.dint[], op text);
+GRANT SELECT ON mal.typed TO PUBLIC;
+RESET ROLE;
+SELECT autocdc.create_auto_cdc_flow(target => 'public.ty_h', source => 'mal.typed', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['p', 'arr'], stored_as_scd_type => 2, pipeline => 'ty');
+SELECT autocdc.create_auto_cdc_flow(target => 'public.ty_1', source => 'mal.typed', keys => ARRAY['id'],
+  sequence_by => 'seq::int', except_column_list => ARRAY['seq', 'arr'], pipeline => 'ty');
+SELECT autocdc.create_auto_cdc_flow(target => 'public.ty_1', source => 'mal.typed', keys => ARRAY['id'],
+  sequence_by => 'seq::int', except_column_list => ARRAY['seq', 'p'], pipeline => 'ty');
+SELECT autocdc.create_auto_cdc_flow(target => 'public.ty_1', source => 'mal.typed', keys => ARRAY['id'],
+  sequence_by => 'ROW(v, seq)', except_column_list => ARRAY['seq', 'p', 'arr'], pipeline => 'ty');
+-- Cast to a built-in type (in the flow, or in a view), and it is fine.
+SELECT autocdc.create_auto_cdc_flow(target => 'public.ty_1', source => 'mal.typed', keys => ARRAY['id'],
+  sequence_by => 'seq::int', except_column_list => ARRAY['seq', 'p', 'arr'],
+  apply_as_truncates => $$op = 'T'$$, pipeline => 'ty');
+SELECT autocdc.create_append_flow(target => 'public.ty_app', source => 'mal.typed', pipeline => 'ty');
+CREATE VIEW public.typed_plain AS SELECT id, v, seq::int AS seq FROM mal.typed;
+SELECT autocdc.create_append_flow(target => 'public.ty_app', source => 'public.typed_plain', pipeline => 'ty');
+-- An append target does not take her new column of her domain either.
+CREATE TABLE public.ev (id int, v int);
+SELECT autocdc.create_append_flow(target => 'public.ev_all', source => 'public.ev', pipeline => 'ty');
+ALTER TABLE public.ev OWNER TO acdc_mallory;
+SET ROLE acdc_mallory;
+ALTER TABLE public.ev ADD COLUMN extra mal.dint;
+INSERT INTO public.ev (id, v) VALUES (1, 1);
+RESET ROLE;
+INSERT INTO mal.typed VALUES (1, 1, 1, NULL, NULL, 'U'), (2, 2, 2, NULL, NULL, 'T');
+TRUNCATE public.signed;
+SET client_min_messages = error;
+SELECT flow, status FROM autocdc.run('ty');
+RESET client_min_messages;
+SELECT error FROM autocdc.event_log WHERE flow = 'public.ev_all' ORDER BY id DESC LIMIT 1;
+SELECT * FROM public.signed();
+SELECT rolsuper FROM pg_roles WHERE rolname = 'acdc_mallory';
+SELECT autocdc.drop_flow('public.ty_1');
+SELECT autocdc.drop_flow('public.ev_all');
+DROP VIEW public.typed_plain;
+DROP TABLE public.ty_1, public.ty_app, public.ev, public.ev_all;
+
+-- A target that changed hands keeps its former owner's state: its flows
+-- stop until made again (her trigger there would run as the new owner).
+SET ROLE acdc_mallory;
+CREATE TABLE mal.h2_src (id int, v int, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'mal.handed', source => 'mal.h2_src', keys => ARRAY['id'],
+  sequence_by => 'seq', pipeline => 'mal_h');
+RESET ROLE;
+ALTER TABLE mal.handed OWNER TO CURRENT_USER;
+CREATE TABLE public.h2_src (id int, v int, seq int);
+INSERT INTO public.h2_src VALUES (1, 1, 1);
+SELECT autocdc.create_auto_cdc_flow(target => 'mal.handed', source => 'public.h2_src', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'admin_handed', pipeline => 'admin_h');
+SELECT flow, status FROM autocdc.run('admin_h');
+SELECT error FROM autocdc.event_log WHERE flow = 'admin_handed' ORDER BY id DESC LIMIT 1;
+SELECT autocdc.drop_flow('admin_handed');
+DROP TABLE public.h2_src;
+DROP TABLE mal.handed;
+
+-- Code a flow sets off cannot call autocdc's functions (a nested run would
+-- pull the relations and catalog rows of the running one from under it).
+SET ROLE acdc_mallory;
+CREATE TABLE mal.l_src (id int, v int, seq int);
+INSERT INTO mal.l_src VALUES (1, 1, 1);
+SELECT autocdc.create_auto_cdc_flow(target => 'mal.l1', source => 'mal.l_src', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'l1', pipeline => 'mal_l');
+CREATE FUNCTION mal.reenter() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM * FROM autocdc.run('mal_l'); RETURN NEW; END $$;
+CREATE TRIGGER reenter BEFORE INSERT ON mal.l1 FOR EACH ROW EXECUTE FUNCTION mal.reenter();
+CREATE TABLE mal.l2 (id int PRIMARY KEY, v int, seq int);
+CREATE FUNCTION mal.reenter_drop() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM autocdc.drop_flow('l1'); RETURN NEW; END $$;
+CREATE TRIGGER reenter BEFORE INSERT ON mal.l2 FOR EACH ROW EXECUTE FUNCTION mal.reenter_drop();
+SELECT autocdc.create_auto_cdc_flow(target => 'mal.l2', source => 'mal.l_src', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'l2', pipeline => 'mal_l');
+SELECT autocdc.create_auto_cdc_flow(target => 'mal.l3', source => 'mal.l_src', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'l3', pipeline => 'mal_l');
+RESET ROLE;
+SET client_min_messages = error;
+SELECT flow, status FROM autocdc.run('mal_l');
+RESET client_min_messages;
+SELECT flow, error FROM autocdc.event_log WHERE pipeline = 'mal_l' ORDER BY flow;
+
 -- A name taken again later does not bring the old owner's log rows with it.
 SET ROLE acdc_mallory;
 SELECT autocdc.create_auto_cdc_flow(target => 'mal.r', source => 'mal.src', keys => ARRAY['id'],
@@ -318,9 +407,9 @@ SET client_min_messages = warning;
 DROP SCHEMA harm CASCADE;
 DROP SCHEMA mal CASCADE;
 DROP SCHEMA tre CASCADE;
-DROP TABLE public.d_src2, public.secret, public.p_src, public.p_t, public.signed;
+DROP TABLE public.d_src2, public.secret, public.p_src, public.p_t, public.signed, public.ty_h;
 DROP FUNCTION public.sign(text), public.signed();
 RESET client_min_messages;
-SELECT count(*) AS flows_left FROM autocdc.flows WHERE pipeline IN ('mal', 'mal2', 'trent', 'cancel', 'reused')
+SELECT count(*) AS flows_left FROM autocdc.flows WHERE pipeline IN ('mal', 'mal2', 'trent', 'cancel', 'reused', 'ty', 'mal_h', 'admin_h', 'mal_l')
    OR pipeline LIKE 'harm%';
 DROP ROLE acdc_mallory, acdc_trent, acdc_helper;
