@@ -11,7 +11,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 pg_config=/usr/lib/postgresql/15/bin/pg_config
 
 if ! err=$(git -C "$repo" rev-parse -q --verify "$commit^{commit}" 2>&1 >/dev/null); then
-    echo "commit $commit is not in this checkout's history (a shallow clone or a tarball?)${err:+: $err}"
+    echo "commit $commit is not in the history of this checkout (a shallow clone or a tarball?)${err:+: $err}"
     exit 3
 fi
 mkdir -p "$dir"

@@ -214,11 +214,20 @@ SKIP:
 }
 $node->safe_psql($up, q{CREATE EXTENSION autocdc VERSION '0.1.0'}) if $no_old;
 
-# Under a 0.1.0 catalog the 0.2.0 library refuses to run, saying what to do.
-my ($ret, $out, $err) = $node->psql($up, q{SELECT * FROM autocdc.run('p')});
-isnt($ret, 0, 'run() on a 0.1.0 catalog fails');
-like($err, qr/ERROR:  autocdc's catalog is at version 0\.1\.0/, 'naming the catalog version');
-like($err, qr/HINT:  Run ALTER EXTENSION autocdc UPDATE\./, 'with the way out');
+# Under a 0.1.0 catalog the 0.2.0 library refuses to run flows or make
+# them, saying what to do.
+$node->safe_psql($up, q{CREATE TABLE refused_s (id int)});
+my %refused = ('creating a flow' =>
+	q{SELECT autocdc.create_append_flow(target => 'refused_t', source => 'refused_s', pipeline => 'p')});
+$refused{'run()'} = q{SELECT * FROM autocdc.run('p')} unless $no_old;
+for my $what (sort keys %refused)
+{
+	my ($ret, $out, $err) = $node->psql($up, $refused{$what});
+	isnt($ret, 0, "$what on a 0.1.0 catalog fails");
+	like($err, qr/ERROR:  autocdc's catalog is at version 0\.1\.0/, 'naming the catalog version');
+	like($err, qr/HINT:  Run ALTER EXTENSION autocdc UPDATE\./, 'with the way out');
+}
+$node->safe_psql($up, q{DROP TABLE refused_s});
 
 $node->safe_psql($up, q{ALTER EXTENSION autocdc UPDATE});
 is($node->safe_psql($up, q{SELECT extversion FROM pg_extension WHERE extname = 'autocdc'}),
