@@ -266,7 +266,7 @@ my $all_ok = join("\n",
 
 SKIP:
 {
-	skip "no 0.1.0 build: $no_old", 14 if $no_old;
+	skip "no 0.1.0 build: $no_old", 13 if $no_old;
 	$node->safe_psql($new, $setup);
 	is($node->safe_psql($new, $first_run), $first_ok, '0.2.0 runs them the same from the start');
 	$node->safe_psql($new, $before_update);
