@@ -1,28 +1,67 @@
-# ALTER EXTENSION autocdc UPDATE from 0.1.0: a database that made its flows
-# under 0.1.0 and was then updated ends where one with 0.2.0 from the start
-# does, after the same steps: the same targets and bookkeeping, and the same
-# extension objects (members, catalog columns, constraints, indexes,
+# ALTER EXTENSION autocdc UPDATE from 0.1.0, as it happens: flows made and
+# run by the real 0.1.0 (library and scripts, built from git history by
+# scripts/run-tap.sh) in a private copy of the PostgreSQL installation; then
+# the package is replaced by this build's, the extension is updated and the
+# runs go on.  The updated database must end where one with 0.2.0 from the
+# start does after the same steps: the same targets and bookkeeping, and the
+# same extension objects (members, catalog columns, constraints, indexes,
 # policies, views, functions, comments), compared as order-independent text,
 # so that the install script and the upgrade script cannot drift apart.
-# Also: the 0.2.0 library refuses to run flows on a 0.1.0 catalog, and the
-# update fills each flow's last run and totals from the event log.
+# Also: the 0.2.0 library refuses to run flows on a 0.1.0 catalog; the update
+# gives every target's auxiliary objects to the target's owner and fills each
+# flow's last run and totals from the event log.
+# Without the 0.1.0 build (no git history) only an empty 0.1.0 catalog is
+# updated and compared, with the installed library.
 use strict;
 use warnings;
+use File::Copy;
+use File::Path qw(mkpath);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
+my $old = $ENV{AUTOCDC_010_BUILD};
+my $no_old = $ENV{AUTOCDC_010_MISSING}
+  // (defined $old ? undef : 'AUTOCDC_010_BUILD is not set (scripts/run-tap.sh sets it)');
+die "no 0.1.0 build in $old" if !$no_old && !-f "$old/autocdc.so";
+diag("no 0.1.0 build, so no flows are made before the update: $no_old") if $no_old;
+
+# The installed PostgreSQL is relocatable: a copy with the same layout finds
+# its own share and lib directories, so its autocdc can be swapped freely.
+my $pg = '/usr/lib/postgresql/15';
+my $pgshare = '/usr/share/postgresql/15';
+my ($inst, $share);
+if (!$no_old)
+{
+	my $root = PostgreSQL::Test::Utils::tempdir;
+	mkpath(["$root/usr/lib/postgresql", "$root/usr/share/postgresql"]);
+	system('cp', '-RP', $pg, "$root/usr/lib/postgresql") == 0 or die "copying $pg failed";
+	system('cp', '-RP', $pgshare, "$root/usr/share/postgresql") == 0 or die "copying $pgshare failed";
+	($inst, $share) = ("$root$pg", "$root$pgshare");
+	my $dirs = `$inst/bin/pg_config --sharedir --pkglibdir`;
+	die "the copy does not find itself: $dirs" if $dirs ne "$share\n$inst/lib\n";
+}
+
+# autocdc's library, control file and scripts in the private installation.
+sub install_autocdc
+{
+	my ($so, $control, @scripts) = @_;
+	unlink glob("$share/extension/autocdc*");
+	copy($so, "$inst/lib/autocdc.so") or die "copying $so: $!";
+	copy($_, "$share/extension/") or die "copying $_: $!" for ($control, @scripts);
+}
+
+my $node = $no_old
+  ? PostgreSQL::Test::Cluster->new('upgrade')
+  : PostgreSQL::Test::Cluster->new('upgrade', install_path => $inst);
+install_autocdc("$old/autocdc.so", "$old/autocdc.control", glob("$old/sql/autocdc--*.sql"))
+  unless $no_old;
 $node->init;
 $node->start;
 
-my ($up, $new) = ('from_010', 'fresh_020');
-$node->safe_psql('postgres', "CREATE DATABASE $up");
-$node->safe_psql('postgres', "CREATE DATABASE $new");
-$node->safe_psql($up, q{CREATE EXTENSION autocdc VERSION '0.1.0'});
-$node->safe_psql($new, q{CREATE EXTENSION autocdc});
-is($node->safe_psql($up, q{SELECT extversion FROM pg_extension WHERE extname = 'autocdc'}),
-	'0.1.0', 'one database starts at 0.1.0');
+my ($up, $new, $fill) = ('from_010', 'fresh_020', 'fill_010');
+$node->safe_psql('postgres', "CREATE DATABASE $_") for ($up, $new, $fill);
+$node->safe_psql('postgres', 'CREATE ROLE alice LOGIN');
 
 # Flows of every kind 0.1.0 has, and their first rows.
 my $setup = q{
@@ -72,6 +111,23 @@ SELECT autocdc.create_append_flow(target => 't7', source => 's7', name => 'f7', 
 CREATE TABLE s8 (id int, v text, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 't8', source => 's8', keys => ARRAY['id'],
   sequence_by => 'seq', except_column_list => ARRAY['seq'], once => true, name => 'f8', pipeline => 'p');
+-- alice's flow into a target made for her: SCD 2 sequenced by ROW(a, b)
+CREATE SCHEMA alice AUTHORIZATION alice;
+SET ROLE alice;
+CREATE TABLE alice.sa (id int, a int, b int, v text);
+SELECT autocdc.create_auto_cdc_flow(target => 'alice.ta', source => 'alice.sa', keys => ARRAY['id'],
+  sequence_by => 'ROW(a, b)', except_column_list => ARRAY['a', 'b'], stored_as_scd_type => 2,
+  name => 'fa', pipeline => 'pa');
+CREATE TABLE alice.tb (id int, v text, __start_at int, __end_at int, PRIMARY KEY (id, __start_at));
+RESET ROLE;
+-- a superuser's flow into alice's table (0.1.0 gave its state to the
+-- superuser, 0.2.0 to alice)
+CREATE TABLE sb (id int, v text, seq int);
+GRANT USAGE ON SCHEMA u TO alice;
+GRANT SELECT ON sb TO alice;
+SELECT autocdc.create_auto_cdc_flow(target => 'alice.tb', source => 'sb', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], stored_as_scd_type => 2,
+  name => 'fb', pipeline => 'p');
 
 INSERT INTO s1 VALUES (1, 'a', 1, 'U', 1), (2, 'b', 2, 'U', 1), (3, 'c', 3, 'U', 1), (1, 'a2', 10, 'U', 2);
 INSERT INTO s2 VALUES (1, 'a', 1, 1), (2, 'b', 2, 1), (1, NULL, 10, 2);
@@ -84,28 +140,99 @@ INSERT INTO s6_3 VALUES (3, 'c3'), (4, 'd');
 INSERT INTO s6_ready VALUES (1);
 INSERT INTO s7 VALUES (1, 'a'), (2, 'b');
 INSERT INTO s8 VALUES (1, 'a', 1), (2, 'b', 1);
+INSERT INTO alice.sa VALUES (1, 1, 2, 'b'), (1, 1, 1, 'a'), (2, 5, 0, 'z');
+INSERT INTO sb VALUES (1, 'a', 1), (1, 'b', 2), (2, 'x', 1);
 };
-$node->safe_psql($_, $setup) for ($up, $new);
 
-# Under 0.1.0 the 0.2.0 library refuses to run, saying what to do.
-my ($ret, $out, $err) = $node->psql($up, q{SELECT * FROM autocdc.run('p')});
-isnt($ret, 0, 'run() on a 0.1.0 catalog fails');
-like($err, qr/ERROR:  autocdc's catalog is at version 0\.1\.0/, 'naming the catalog version');
-like($err, qr/HINT:  Run ALTER EXTENSION autocdc UPDATE\./, 'with the way out');
+# Each target's owner and the owners of its auxiliary objects in schema
+# autocdc: state table or event store, ROW() composite type, as_of.
+my $owners = q{
+SELECT string_agg(concat_ws(' ', t.target, c.relowner::regrole,
+                            'state:' || s.relowner::regrole::text, 'type:' || ty.typowner::regrole::text,
+                            'as_of:' || (SELECT string_agg(p.proowner::regrole::text, ',') FROM pg_proc p
+                                          WHERE p.pronamespace = 'autocdc'::regnamespace AND p.proname = 'as_of'
+                                            AND p.proargtypes[0] = c.reltype)),
+                  E'\n' ORDER BY t.target::text)
+  FROM autocdc.target t JOIN pg_class c ON c.oid = t.target
+  LEFT JOIN pg_class s ON s.oid = t.state_table LEFT JOIN pg_type ty ON ty.oid = t.sequence_composite
+};
+my $su = $node->safe_psql('postgres', 'SELECT current_user');
 
-# More rows before the update.
+my $first_run = q{
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p');
+SET ROLE alice;
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('pa');
+};
+my $first_ok = "f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:success fb:success\nfa:success";
+
+# More rows, left for after the update.
 my $before_update = q{
 SET search_path = u, public;
 INSERT INTO s1 VALUES (2, 'b2', 20, 'U', 2), (3, NULL, NULL, 'D', 2);
 INSERT INTO s3 VALUES (2, 'x', 5, 'U', 2), (2, NULL, NULL, 'D', 3);
 INSERT INTO s4 VALUES (1, 2, 0, 'c');
 INSERT INTO s8 VALUES (3, 'c', 1);
+INSERT INTO alice.sa VALUES (1, 2, 0, 'c');
+INSERT INTO sb VALUES (2, 'y', 2);
 };
-$node->safe_psql($_, $before_update) for ($up, $new);
+
+# 0.1.0's flows of the bookkeeping test: event log rows as 0.1.0 left them.
+my $fill_010 = q{
+CREATE TABLE s (id int, v text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 't', source => 's', keys => ARRAY['id'],
+  sequence_by => 'seq', name => 'g', pipeline => 'q');
+SELECT autocdc.create_append_flow(target => 'a', source => 's', name => 'idle', pipeline => 'q');
+INSERT INTO autocdc.event_log (logged_at, run_id, pipeline, flow, target, kind, read_mode, full_refresh,
+                               rows_read, rows_upserted, rows_deleted, rows_skipped, status, error, duration, run_by)
+VALUES (now() - interval '1 year', 1, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 100, 100, 0, 0, 'success', NULL, '1s', 'postgres'),
+       (now() + interval '1 second', 2, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 5, 3, 1, 1, 'success', NULL, '1s', 'postgres'),
+       (now() + interval '2 seconds', 3, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'boom', '1s', 'postgres'),
+       (now() + interval '3 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 7, 6, 0, 0, 'success', NULL, '1s', 'postgres'),
+       (now() + interval '4 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'again', '1s', 'postgres');
+};
+
+# Under 0.1.0: its flows made and run, then the package replaced.
+SKIP:
+{
+	skip "no 0.1.0 build: $no_old", 4 if $no_old;
+	$node->safe_psql($_, 'CREATE EXTENSION autocdc') for ($up, $fill);
+	is($node->safe_psql($up, q{SELECT extversion FROM pg_extension WHERE extname = 'autocdc'}),
+		'0.1.0', 'the 0.1.0 build installs 0.1.0');
+	$node->safe_psql($up, $setup);
+	is($node->safe_psql($up, $first_run), $first_ok, '0.1.0 runs every flow');
+	is(join("\n", grep { /^alice\./ } split /\n/, $node->safe_psql($up, $owners)),
+		"alice.ta alice state:alice type:alice as_of:alice\nalice.tb alice state:$su as_of:$su",
+		"0.1.0 gave a target's auxiliary objects to its flow's creator");
+	$node->safe_psql($up, $before_update);
+	$node->safe_psql($fill, $fill_010);
+	is($node->safe_psql($fill, q{SELECT count(*) FROM autocdc.flows}), '2', 'and made the flows to fill');
+
+	$node->stop;
+	install_autocdc("$pg/lib/autocdc.so", "$pgshare/extension/autocdc.control",
+		glob("$pgshare/extension/autocdc--*.sql"));
+	$node->start;
+}
+$node->safe_psql($up, q{CREATE EXTENSION autocdc VERSION '0.1.0'}) if $no_old;
+
+# Under a 0.1.0 catalog the 0.2.0 library refuses to run flows or make
+# them, saying what to do.
+$node->safe_psql($up, q{CREATE TABLE refused_s (id int)});
+my %refused = ('creating a flow' =>
+	q{SELECT autocdc.create_append_flow(target => 'refused_t', source => 'refused_s', pipeline => 'p')});
+$refused{'run()'} = q{SELECT * FROM autocdc.run('p')} unless $no_old;
+for my $what (sort keys %refused)
+{
+	my ($ret, $out, $err) = $node->psql($up, $refused{$what});
+	isnt($ret, 0, "$what on a 0.1.0 catalog fails");
+	like($err, qr/ERROR:  autocdc's catalog is at version 0\.1\.0/, 'naming the catalog version');
+	like($err, qr/HINT:  Run ALTER EXTENSION autocdc UPDATE\./, 'with the way out');
+}
+$node->safe_psql($up, q{DROP TABLE refused_s});
 
 $node->safe_psql($up, q{ALTER EXTENSION autocdc UPDATE});
 is($node->safe_psql($up, q{SELECT extversion FROM pg_extension WHERE extname = 'autocdc'}),
 	'0.2.0', 'updated to 0.2.0');
+$node->safe_psql($new, q{CREATE EXTENSION autocdc});
 
 # The same runs and rows in both.
 my $runs = q{
@@ -120,20 +247,35 @@ INSERT INTO s5 VALUES (2, 'b2'), (4, 'd');
 INSERT INTO s6_ready VALUES (2);
 INSERT INTO s7 VALUES (3, 'c'), (1, 'a');
 INSERT INTO s8 VALUES (4, 'd', 1);
+INSERT INTO sb VALUES (1, 'c', 3), (3, 'z', 1);
 SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p');
 INSERT INTO s6_ready VALUES (3);
 INSERT INTO s1 VALUES (4, NULL, NULL, 'D', 5);
 SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p');
-SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p', full_refresh => true, flows => ARRAY['f7']);
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p', full_refresh => true, flows => ARRAY['f7', 'fb']);
+SET ROLE alice;
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('pa');
+INSERT INTO alice.sa VALUES (1, 1, 5, 'late'), (2, 6, 0, 'z2');
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('pa');
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('pa', full_refresh => true);
 };
-my $all_ok = join("\n", 'f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:success',
-	('f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:skipped') x 2,
-	'f7:success');
-is($node->safe_psql($up, $runs), $all_ok, 'the updated database runs every flow');
-is($node->safe_psql($new, $runs), $all_ok, 'so does the fresh one');
+# f8 (ONCE) ran in the first run.
+my $all_ok = join("\n",
+	('f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:skipped fb:success') x 3,
+	'f7:success fb:success', ('fa:success') x 3);
 
-# Every target, as sorted text, and every flow's bookkeeping but for times
-# and snapshots.
+SKIP:
+{
+	skip "no 0.1.0 build: $no_old", 13 if $no_old;
+	$node->safe_psql($new, $setup);
+	is($node->safe_psql($new, $first_run), $first_ok, '0.2.0 runs them the same from the start');
+	$node->safe_psql($new, $before_update);
+
+	is($node->safe_psql($up, $runs), $all_ok, 'the updated database runs every flow');
+	is($node->safe_psql($new, $runs), $all_ok, 'so does the fresh one');
+
+	# Every target, as sorted text, and every flow's bookkeeping but for times
+	# and snapshots.
 my $state = q{
 SET search_path = u, public;
 SELECT string_agg(x, E'\n' ORDER BY x) FROM (
@@ -141,6 +283,7 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
   UNION ALL SELECT 't3 ' || t::text FROM t3 t UNION ALL SELECT 't4 ' || t::text FROM t4 t
   UNION ALL SELECT 't5 ' || t::text FROM t5 t UNION ALL SELECT 't6 ' || t::text FROM t6 t
   UNION ALL SELECT 't7 ' || t::text FROM t7 t UNION ALL SELECT 't8 ' || t::text FROM t8 t
+  UNION ALL SELECT 'ta ' || t::text FROM alice.ta t UNION ALL SELECT 'tb ' || t::text FROM alice.tb t
   UNION ALL
   -- a ROW(...) sequence names its type, whose name holds an oid
   SELECT concat_ws(' ', 'flow', name, pipeline, kind, source, source_function, target, keys,
@@ -154,10 +297,38 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
                    rows_deleted, rows_skipped, status, error)
     FROM autocdc.event_log) s
 };
-my $state_up = $node->safe_psql($up, $state);
-my $state_new = $node->safe_psql($new, $state);
-like($state_new, qr/^t8 /m, 'the targets were written');
-is($state_up, $state_new, 'targets, flows and event log are the same after update as after a fresh install');
+	my $state_up = $node->safe_psql($up, $state);
+	my $state_new = $node->safe_psql($new, $state);
+	like($state_new, qr/^t8 /m, 'the targets were written');
+	like($state_new, qr/^ta .*\n(.*\n)*tb /m, "so were alice's");
+	is($state_up, $state_new, 'targets, flows and event log are the same after update as after a fresh install');
+
+	# The update gave every auxiliary object to its target's owner.
+	my $owners_up = $node->safe_psql($up, $owners);
+	is(join("\n", grep { /^alice\./ } split /\n/, $owners_up),
+		"alice.ta alice state:alice type:alice as_of:alice\nalice.tb alice state:alice as_of:alice",
+		"alice owns her targets' auxiliary objects after the update");
+	is(join("\n", grep { my ($t, $o, @aux) = split / /; grep { !/:\Q$o\E$/ } @aux } split /\n/, $owners_up),
+		'', "as every target's owner does its");
+	like($owners_up, qr/ type:/, 'a ROW() composite type among them');
+	is($owners_up, $node->safe_psql($new, $owners), 'the same owners as in the fresh database');
+
+	# The update fills each flow's last run and totals from the event log as
+	# 0.1.0 left it (runs of a dropped flow of the same name excepted).
+	$node->safe_psql($fill, q{ALTER EXTENSION autocdc UPDATE});
+	is($node->safe_psql($fill, q{
+SELECT string_agg(concat_ws(' ', name, last_run_at = (SELECT max(logged_at) FROM autocdc.event_log e WHERE e.flow = f.name),
+                            last_status, last_error, last_rows_read, runs, rows_read_total, rows_upserted_total,
+                            rows_deleted_total, rows_skipped_total, failures_total), E'\n' ORDER BY name)
+  FROM autocdc.flows f}),
+		"g t failed again 0 4 12 9 1 1 2\nidle 0 0 0 0 0 0",
+		'the update filled last runs and totals from the event log');
+	$node->safe_psql($fill, q{INSERT INTO s VALUES (1, 'x', 1)});
+	is($node->safe_psql($fill, q{SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('q')}),
+		'g:success idle:success', 'and its flows run after the update');
+	is($node->safe_psql($fill, q{SELECT string_agg(concat_ws(' ', name, last_status, runs, rows_read_total, failures_total), ' ' ORDER BY name) FROM autocdc.flows}),
+		'g success 5 13 2 idle success 1 1 0', 'adding to the totals');
+}
 
 # The extension's objects as text: one line per fact, sorted.
 my $objects = q{
@@ -261,38 +432,6 @@ ok(scalar(grep { /^column autocdc\.checkpoint .* failures_total / } @obj_new) ==
 is(join("\n", grep { !$in_new{$_} } @obj_up), '', 'nothing only in the updated database');
 is(join("\n", grep { !$in_up{$_} } @obj_new), '', 'nothing only in the fresh database');
 is(scalar(@obj_up), scalar(@obj_new), 'as many facts in each');
-
-# The update fills each flow's last run and totals from the event log as
-# 0.1.0 left it (runs of a dropped flow of the same name excepted).
-my $fill = 'fill_010';
-$node->safe_psql('postgres', "CREATE DATABASE $fill");
-$node->safe_psql($fill, q{
-CREATE EXTENSION autocdc VERSION '0.1.0';
-CREATE TABLE s (id int, v text, seq int);
-SELECT autocdc.create_auto_cdc_flow(target => 't', source => 's', keys => ARRAY['id'],
-  sequence_by => 'seq', name => 'g', pipeline => 'q');
-SELECT autocdc.create_append_flow(target => 'a', source => 's', name => 'idle', pipeline => 'q');
-INSERT INTO autocdc.event_log (logged_at, run_id, pipeline, flow, target, kind, read_mode, full_refresh,
-                               rows_read, rows_upserted, rows_deleted, rows_skipped, status, error, duration, run_by)
-VALUES (now() - interval '1 year', 1, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 100, 100, 0, 0, 'success', NULL, '1s', 'postgres'),
-       (now() + interval '1 second', 2, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 5, 3, 1, 1, 'success', NULL, '1s', 'postgres'),
-       (now() + interval '2 seconds', 3, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'boom', '1s', 'postgres'),
-       (now() + interval '3 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 7, 6, 0, 0, 'success', NULL, '1s', 'postgres'),
-       (now() + interval '4 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'again', '1s', 'postgres');
-ALTER EXTENSION autocdc UPDATE;
-});
-is($node->safe_psql($fill, q{
-SELECT string_agg(concat_ws(' ', name, last_run_at = (SELECT max(logged_at) FROM autocdc.event_log e WHERE e.flow = f.name),
-                            last_status, last_error, last_rows_read, runs, rows_read_total, rows_upserted_total,
-                            rows_deleted_total, rows_skipped_total, failures_total), E'\n' ORDER BY name)
-  FROM autocdc.flows f}),
-	"g t failed again 0 4 12 9 1 1 2\nidle 0 0 0 0 0 0",
-	'the update filled last runs and totals from the event log');
-$node->safe_psql($fill, q{INSERT INTO s VALUES (1, 'x', 1)});
-is($node->safe_psql($fill, q{SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('q')}),
-	'g:success idle:success', 'and its flows run after the update');
-is($node->safe_psql($fill, q{SELECT string_agg(concat_ws(' ', name, last_status, runs, rows_read_total, failures_total), ' ' ORDER BY name) FROM autocdc.flows}),
-	'g success 5 13 2 idle success 1 1 0', 'adding to the totals');
 
 $node->stop;
 done_testing();
