@@ -226,7 +226,9 @@ spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
  * Runs a statement that joins a relation of tids to a table by ctid, as a
  * nested loop of TID lookups: the planner, estimating the relation at its
  * full size, would rather make it a hash join over a scan of the whole
- * table.  Returns the rows processed.
+ * table; and with statistics that lag the table (gathered when it was
+ * nearly empty) it would loop over a scan of the whole table instead,
+ * once per row of the relation.  Returns the rows processed.
  */
 uint64
 spi_exec_by_tid(const char *sql)
@@ -236,6 +238,8 @@ spi_exec_by_tid(const char *sql)
 	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	spi_exec(sql, 0, NULL, NULL, NULL, false);
 	AtEOXact_GUC(true, nest);
