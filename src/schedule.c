@@ -88,6 +88,16 @@ autocdc_schedule(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the interval of a schedule must not be negative"),
 				 errhint("Use '0' to run the pipeline continuously.")));
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(every),
+										  DirectFunctionCall3(interval_in,
+															  CStringGetDatum("100 years"),
+															  ObjectIdGetDatum(InvalidOid),
+															  Int32GetDatum(-1)))) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the interval of a schedule must be at most 100 years"),
+				 errhint("Unschedule the pipeline instead: SELECT autocdc.unschedule(%s);",
+						 quote_literal_cstr(pipeline))));
 
 	autocdc_refuse_within_flow("autocdc.schedule()");
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -380,6 +380,57 @@ stopped_reason(RunSlot *slot)
  * worker's lease that nothing replaced becomes a failure, backed off like
  * any.  A stopped worker holds no lock, so its lock needs no test.
  */
+/*
+ * One pipeline's bookkeeping, in a subtransaction: a row that makes it
+ * fail (an interval overflowing, say) is logged and skips that pipeline,
+ * never stops the scheduler that serves every other.
+ */
+typedef struct PipelineStep
+{
+	int64		id;
+	const char *status;
+	const char *error;
+	bool		leased;
+} PipelineStep;
+
+static void
+lease_step(void *arg)
+{
+	PipelineStep *s = arg;
+
+	s->leased = pipeline_lease(s->id);
+}
+
+static void
+record_step(void *arg)
+{
+	PipelineStep *s = arg;
+
+	pipeline_record_outcome(s->id, s->status, s->error, 0, true);
+}
+
+static bool
+pipeline_step(void (*fn) (void *), PipelineStep *s)
+{
+	ErrorData  *edata = autocdc_try(fn, s);
+
+	if (edata == NULL)
+		return true;
+	ereport(LOG,
+			(errmsg("autocdc could not update the schedule of pipeline %lld: %s",
+					(long long) s->id, edata->message)));
+	FreeErrorData(edata);
+	return false;
+}
+
+static void
+record_failure(int64 id, const char *error)
+{
+	PipelineStep s = {id, "failed", error, false};
+
+	(void) pipeline_step(record_step, &s);
+}
+
 static void
 reap_runs(List **runs, bool record)
 {
@@ -392,8 +443,7 @@ reap_runs(List **runs, bool record)
 		if (handle_running(slot->handle))
 			continue;
 		if (record)
-			pipeline_record_outcome(slot->pipeline_id, "failed",
-									stopped_reason(slot), 0, true);
+			record_failure(slot->pipeline_id, stopped_reason(slot));
 		*runs = foreach_delete_current(*runs, lc);
 		pfree(slot->handle);
 		pfree(slot);
@@ -425,9 +475,7 @@ mark_interrupted_runs(List *runs)
 		int64		id = *(int64 *) lfirst(lc);
 
 		if (!pipeline_active(runs, id) && pipeline_lock_free(id))
-			pipeline_record_outcome(id, "failed",
-									"interrupted: the server or the run worker stopped during the run",
-									0, true);
+			record_failure(id, "interrupted: the server or the run worker stopped during the run");
 	}
 }
 
@@ -536,8 +584,10 @@ start_due_runs(List **runs, List *due, MemoryContext keep)
 	while (list_length(*runs) < autocdc_max_workers &&
 		   (d = pick_due(due, *runs)) != NULL)
 	{
+		PipelineStep s = {d->id, NULL, NULL, false};
+
 		d->done = true;
-		if (pipeline_lease(d->id) && !start_run(runs, d, keep))
+		if (pipeline_step(lease_step, &s) && s.leased && !start_run(runs, d, keep))
 			break;
 	}
 }

@@ -29,9 +29,9 @@
 static char *
 retry_delay_sql(const char *failures)
 {
-	return psprintf("LEAST(pg_catalog.make_interval(secs => %d), "
-					"      GREATEST(p.schedule, pg_catalog.make_interval(secs => %d OPERATOR(pg_catalog./) 1000.0)) "
-					"      OPERATOR(pg_catalog.*) pg_catalog.power(2, LEAST((%s) OPERATOR(pg_catalog.-) 1, 30)))",
+	return psprintf("pg_catalog.make_interval(secs => LEAST(%d::pg_catalog.float8, "
+					"      GREATEST(EXTRACT(epoch FROM p.schedule)::pg_catalog.float8, %d OPERATOR(pg_catalog./) 1000.0::pg_catalog.float8) "
+					"      OPERATOR(pg_catalog.*) pg_catalog.power(2::pg_catalog.float8, LEAST((%s) OPERATOR(pg_catalog.-) 1, 30))))",
 					autocdc_max_retry_delay_s, autocdc_naptime_ms, failures);
 }
 

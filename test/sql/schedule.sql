@@ -16,6 +16,7 @@ SELECT count(*) FROM autocdc.run('carol');
 SELECT autocdc.schedule('carol', '5 minutes');
 SELECT name, owner, schedule, next_run_at IS NOT NULL AS due, last_status, flows FROM autocdc.pipelines;
 SELECT autocdc.schedule('carol', '-1 second');
+SELECT autocdc.schedule('carol', '101 years');
 RESET ROLE;
 
 SET ROLE acdc_dave;

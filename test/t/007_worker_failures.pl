@@ -220,5 +220,27 @@ like($err, qr/ERROR:  pipeline "$n1" is already running/, 'while one pipeline st
 $holder->query_safe('COMMIT');
 $holder->quit;
 
+# One pipeline's bookkeeping cannot stop the scheduler that serves the
+# others: a long schedule with many failures in a row (its back-off would
+# overflow an interval), and schedules past 100 years refused.
+make_pipeline('carol', 'long_p', 'seq');
+make_pipeline('alice', 'steady_p', 'seq');
+my ($lrc, $lout, $lerr) = $node->psql('postgres',
+	q{SET ROLE carol; SELECT autocdc.schedule('long_p', '178000000 years')});
+like($lerr, qr/the interval of a schedule must be at most 100 years/, 'an absurd schedule is refused');
+$node->safe_psql('postgres', q{SET ROLE carol; SELECT autocdc.schedule('long_p', '99 years')});
+$node->safe_psql('postgres', q{UPDATE autocdc.pipeline SET failures = 40, next_run_at = now() WHERE name = 'long_p'});
+$node->safe_psql('postgres', q{SET ROLE alice; SELECT autocdc.schedule('steady_p', '1 second')});
+ok($node->poll_query_until('postgres',
+	q{SELECT last_run_at IS NOT NULL FROM autocdc.pipelines WHERE name = 'long_p'}),
+	'the long pipeline with 40 failures in a row was leased (its back-off computed)');
+my $before = pipeline('steady_p', q{COALESCE(last_finished_at, '-infinity')});
+ok($node->poll_query_until('postgres',
+	qq{SELECT last_finished_at > '$before' FROM autocdc.pipelines WHERE name = 'steady_p'}),
+	'another pipeline keeps running');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autocdc scheduler'}),
+	'1', 'and its scheduler is alive');
+$node->safe_psql('postgres', q{SELECT autocdc.unschedule('long_p'); SELECT autocdc.unschedule('steady_p')});
+
 $node->stop;
 done_testing();
