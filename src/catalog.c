@@ -370,28 +370,22 @@ catalog_prune_event_log(void)
 		prune_event_log_batch(NULL);
 }
 
-/* The pipeline's owner, or InvalidOid when there is no such pipeline. */
+/*
+ * The pipeline's owner, or InvalidOid when there is no such pipeline; its
+ * id into *id unless id is NULL.
+ */
 Oid
-catalog_pipeline_owner(const char *pipeline)
+catalog_pipeline_owner(const char *pipeline, int64 *id)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(pipeline)};
 
-	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.pipeline "
+	catalog_exec("SELECT owner::pg_catalog.oid, id FROM autocdc.pipeline "
 				 " WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
-	return SPI_processed == 1 ? oid_col(0, 1) : InvalidOid;
-}
-
-/* The pipeline's id, or -1 when there is no such pipeline. */
-int64
-catalog_pipeline_id(const char *pipeline)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(pipeline)};
-
-	catalog_exec("SELECT id FROM autocdc.pipeline "
-				 " WHERE name OPERATOR(pg_catalog.=) $1",
-				 1, argtypes, values, NULL);
-	return SPI_processed == 1 ? spi_int64(0, 1) : -1;
+	if (SPI_processed != 1)
+		return InvalidOid;
+	if (id)
+		*id = spi_int64(0, 2);
+	return oid_col(0, 1);
 }

@@ -285,7 +285,7 @@ register_target(FlowSpec *spec, Oid owner)
 static void
 ensure_pipeline(FlowSpec *spec)
 {
-	Oid			owner = catalog_pipeline_owner(spec->pipeline);
+	Oid			owner = catalog_pipeline_owner(spec->pipeline, NULL);
 
 	if (!OidIsValid(owner))
 	{

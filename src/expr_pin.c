@@ -212,6 +212,10 @@ pin_walker(Node *node, void *context)
 		case T_SubscriptingRef:
 			add_object(cxt, TypeRelationId, ((SubscriptingRef *) node)->refcontainertype);
 			break;
+		/*
+		 * These resolve nothing by name beyond their result type and
+		 * collations, which are recorded for every node below.
+		 */
 		case T_Var:
 		case T_Const:
 		case T_NamedArgExpr:

@@ -68,7 +68,6 @@ extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 							  FlowCounts *counts, const char *status,
 							  const char *error, double seconds);
 extern void catalog_prune_event_log(void);
-extern Oid	catalog_pipeline_owner(const char *pipeline);
-extern int64 catalog_pipeline_id(const char *pipeline);
+extern Oid	catalog_pipeline_owner(const char *pipeline, int64 *id);
 
 #endif							/* AUTOCDC_FLOW_H */

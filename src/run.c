@@ -49,14 +49,8 @@ typedef struct FlowResult
  * with a lock no SQL can take (pipeline_lock.c).
  */
 static void
-lock_pipeline(const char *pipeline)
+lock_pipeline(const char *pipeline, int64 id)
 {
-	int64		id = catalog_pipeline_id(pipeline);
-
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("pipeline \"%s\" does not exist", pipeline)));
 	if (!pipeline_lock_try(id))
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
@@ -65,11 +59,14 @@ lock_pipeline(const char *pipeline)
 				 errhint("Run it again when that run has finished.")));
 }
 
-/* Whether the pipeline exists and the caller has its owner's privileges. */
+/*
+ * Whether the pipeline exists and the caller has its owner's privileges;
+ * its id into *id unless id is NULL.
+ */
 static bool
-pipeline_is_callers(const char *pipeline)
+pipeline_is_callers(const char *pipeline, int64 *id)
 {
-	Oid			owner = catalog_pipeline_owner(pipeline);
+	Oid			owner = catalog_pipeline_owner(pipeline, id);
 
 	return OidIsValid(owner) && has_privs_of_role(GetUserId(), owner);
 }
@@ -477,8 +474,8 @@ run_unit(List *unit, bool refresh)
 
 /*
  * The flows the caller may run: those of pipelines whose owner's privileges
- * it has, checking each pipeline once.  The others are as if they did not
- * exist.
+ * it has, checking and locking each pipeline once.  The others are as if
+ * they did not exist.
  */
 static List *
 runnable_flows(List *flows)
@@ -494,16 +491,19 @@ runnable_flows(List *flows)
 
 		if (!list_has_string(allowed, f->pipeline) && !list_has_string(denied, f->pipeline))
 		{
-			if (pipeline_is_callers(f->pipeline))
+			int64		id;
+
+			if (pipeline_is_callers(f->pipeline, &id))
+			{
+				lock_pipeline(f->pipeline, id);
 				allowed = lappend(allowed, f->pipeline);
+			}
 			else
 				denied = lappend(denied, f->pipeline);
 		}
 		if (list_has_string(allowed, f->pipeline))
 			result = lappend(result, f);
 	}
-	foreach(lc, allowed)
-		lock_pipeline(lfirst(lc));
 	return result;
 }
 
@@ -525,7 +525,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	if (pipeline && !pipeline_is_callers(pipeline))
+	if (pipeline && !pipeline_is_callers(pipeline, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" does not exist", pipeline),

@@ -26,7 +26,7 @@ PG_FUNCTION_INFO_V1(autocdc_unschedule);
 static Oid
 owned_pipeline(const char *pipeline)
 {
-	Oid			owner = catalog_pipeline_owner(pipeline);
+	Oid			owner = catalog_pipeline_owner(pipeline, NULL);
 
 	/* another role's pipeline is as if it did not exist (autocdc.pipelines hides it) */
 	if (!OidIsValid(owner) || !has_privs_of_role(GetUserId(), owner))

@@ -234,9 +234,9 @@ $node->safe_psql('postgres', q{SET ROLE alice; SELECT autocdc.schedule('steady_p
 ok($node->poll_query_until('postgres',
 	q{SELECT last_run_at IS NOT NULL FROM autocdc.pipelines WHERE name = 'long_p'}),
 	'the long pipeline with 40 failures in a row was leased (its back-off computed)');
-my $before = pipeline('steady_p', q{COALESCE(last_finished_at, '-infinity')});
+my $steady_before = pipeline('steady_p', q{COALESCE(last_finished_at, '-infinity')});
 ok($node->poll_query_until('postgres',
-	qq{SELECT last_finished_at > '$before' FROM autocdc.pipelines WHERE name = 'steady_p'}),
+	qq{SELECT last_finished_at > '$steady_before' FROM autocdc.pipelines WHERE name = 'steady_p'}),
 	'another pipeline keeps running');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autocdc scheduler'}),
 	'1', 'and its scheduler is alive');
