@@ -46,6 +46,8 @@ typedef struct FlowSpec
 	Oid			seq_type;		/* RECORDOID for ROW(...) until a type exists */
 	List	   *seq_row_types;	/* field types of a ROW(...) sequence */
 	List	   *seq_row_typmods;
+	Oid			seq_coll;		/* the sequence's collation, InvalidOid if none */
+	List	   *seq_row_colls;	/* field collations of a ROW(...) sequence */
 	char	   *seq_norm;		/* expressions, names resolved, search_path-proof */
 	char	   *deletes_norm;
 	char	   *truncates_norm;
@@ -80,6 +82,8 @@ extern void define_drop_orphan_targets(void);
 extern char *type_with_typmod(Oid typid, int32 typmod);
 extern void append_collation(StringInfo buf, Oid collation, Oid typid);
 extern char *define_column_ddl(Oid relid, const char *col);
+extern char *define_seq_column_type(FlowSpec *spec);
+extern void define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite);
 extern void define_depend_on_target(Oid classid, Oid objid, Oid target);
 extern void define_free_name(char *name, const char *prefix, Oid target, bool type);
 extern bool define_same_oid_lists(List *a, List *b);
@@ -103,6 +107,7 @@ extern Oid	define_create_aux_table(FlowSpec *spec, const char *ddl, const char *
 /* define_scd2.c */
 extern void scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);
 extern void scd2_check_existing_target(FlowSpec *spec, Oid relid);
+extern void scd2_check_history_collations(FlowSpec *spec, Oid relid);
 extern void scd2_add_history_columns(FlowSpec *spec);
 extern Oid	scd2_create_event_store(FlowSpec *spec, Oid owner);
 extern void scd2_extend_event_store(FlowSpec *spec, Oid events);

@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "collation.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
@@ -132,6 +133,8 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 		Oid			target = RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
 
 		spec.seq_type = check_source_function(spec.source_function);
+		/* a version has no collation of its own: its type's orders it */
+		spec.seq_coll = acdc_value_collation(spec.seq_type, get_typcollation(spec.seq_type));
 		if (!OidIsValid(target))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_TABLE),

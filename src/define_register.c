@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "collation.h"
 #include "expr_pin.h"
 
 #include "access/htup_details.h"
@@ -50,7 +51,7 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 	ListCell   *lc;
 	List	   *added = NIL;
 	char	   *qstate = rel_qualified_name(state);
-	char	   *seqtype = type_qualified_name(spec->seq_type);
+	char	   *seqtype = define_seq_column_type(spec);
 	UserSwitch	sw;
 
 	/* the state holds rows now: what ALTER and UPDATE set off runs as its owner */
@@ -212,6 +213,7 @@ register_target(FlowSpec *spec, Oid owner)
 							spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type),
 							tname, format_type_be(seqtype)),
 					 errdetail("Flows into one target share one ordering.")));
+		define_check_seq_collation(spec, state, composite);
 		if (spec->scd_type == 2)
 		{
 			Datum		tc = SPI_getbinval(tup, desc, 7, &isnull);
@@ -250,6 +252,8 @@ register_target(FlowSpec *spec, Oid owner)
 		{
 			if (spec->target_created)
 				scd2_add_history_columns(spec);
+			else
+				scd2_check_history_collations(spec, spec->target);
 			state = scd2_create_event_store(spec, owner);
 			scd2_create_as_of(spec, owner);
 		}

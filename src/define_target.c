@@ -8,6 +8,7 @@
  */
 #include "define.h"
 #include "append.h"
+#include "collation.h"
 
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -312,6 +313,57 @@ define_column_ddl(Oid relid, const char *col)
 	return buf.data;
 }
 
+/* The sequence's type for a column autocdc creates, with its collation. */
+char *
+define_seq_column_type(FlowSpec *spec)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, type_qualified_name(spec->seq_type));
+	append_collation(&buf, spec->seq_coll, spec->seq_type);
+	return buf.data;
+}
+
+/*
+ * A flow joining a registered target orders as the flows before it: the
+ * state's sequence column, or the fields of the ROW(...) sequence's type,
+ * carry their collation.
+ */
+void
+define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite)
+{
+	Oid			have = acdc_state_seq_collation(state, spec->scd_type);
+	Oid			want = spec->seq_coll;
+
+	if (OidIsValid(composite) && OidIsValid(get_typ_typrelid(composite)))
+	{
+		ListCell   *la,
+				   *lb;
+		List	   *fields = acdc_composite_field_collations(composite);
+
+		if (spec->seq_row_colls == NIL)
+			return;				/* not a ROW(...): its type was checked */
+		forboth(la, spec->seq_row_colls, lb, fields)
+		{
+			if (lfirst_oid(la) == lfirst_oid(lb))
+				continue;
+			have = lfirst_oid(lb);
+			want = lfirst_oid(la);
+			break;
+		}
+	}
+	if (have != want)
+		ereport(ERROR,
+				(errcode(ERRCODE_COLLATION_MISMATCH),
+				 errmsg("sequence_by of flow \"%s\" orders by %s, but the other flows into \"%s\" by %s",
+						spec->name, acdc_collation_text(want), get_rel_name(spec->target),
+						acdc_collation_text(have)),
+				 errdetail("Flows into one target share one ordering."),
+				 OidIsValid(have) ?
+				 errhint("Write the sequence (or its fields) with COLLATE \"%s\".", get_collation_name(have)) : 0));
+}
+
 static void check_scd_target(FlowSpec *spec, Oid relid);
 
 void
@@ -372,6 +424,13 @@ check_scd_target(FlowSpec *spec, Oid relid)
 							c->name, format_type_be(c->typid), get_rel_name(spec->source),
 							format_type_be(ttype), relname),
 					 errhint("Make the types assignable, or leave the column out of the flow.")));
+		if (list_has_string(spec->keys, c->name))
+			acdc_refuse_collation(psprintf("key \"%s\" of \"%s\"", c->name,
+										   get_rel_name(spec->columns_rel)),
+								  acdc_value_collation(c->typid, c->collation), c->name, relid,
+								  acdc_column_collation(relid, c->name),
+								  "The target's unique index matches keys in the collation of its column; the flow would match them in the source's.",
+								  false);
 	}
 	if (spec->scd_type == 2)
 		scd2_check_existing_target(spec, relid);
@@ -528,6 +587,8 @@ define_create_sequence_composite(FlowSpec *spec, Oid owner)
 	{
 		appendStringInfo(&sql, "%sf%d %s", i > 1 ? ", " : "", i,
 						 type_with_typmod(lfirst_oid(lt), lfirst_int(lm)));
+		/* a field orders in the collation of its expression */
+		append_collation(&sql, list_nth_oid(spec->seq_row_colls, i - 1), lfirst_oid(lt));
 		i++;
 	}
 	appendStringInfo(&sql, "); ALTER TYPE autocdc.%s OWNER TO %s",
@@ -553,7 +614,7 @@ define_create_state_table(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
-	char	   *seqtype = type_qualified_name(spec->seq_type);
+	char	   *seqtype = define_seq_column_type(spec);
 	char	   *qname;
 
 	initStringInfo(&sql);

@@ -12,6 +12,7 @@
  */
 #include "flow.h"
 #include "append.h"
+#include "collation.h"
 #include "expr_pin.h"
 #include "scd1.h"
 #include "snapshot.h"
@@ -314,6 +315,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(false);
 
+	acdc_check_run_collations(f);
 	new_t = NULL;
 	if (strcmp(f->kind, "append") == 0)
 		append_apply(f, &p, &r->counts);
