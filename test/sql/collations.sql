@@ -88,6 +88,16 @@ SELECT autocdc.create_auto_cdc_flow(target => 'coll_k', source => 'k_src', keys 
 SELECT autocdc.create_auto_cdc_flow(target => 'coll_hist', source => 'h_src', keys => ARRAY['id'],
   sequence_by => 's COLLATE "C"', except_column_list => ARRAY['op'], stored_as_scd_type => 2,
   name => 'h_c', pipeline => 'coll_h');
+-- So does a ROW(...) sequence whose fields order otherwise, and an existing
+-- target whose composite __start_at does.
+SELECT autocdc.create_auto_cdc_flow(target => 'coll_row', source => 'r_src', keys => ARRAY['id'],
+  sequence_by => 'ROW(s, n)', except_column_list => ARRAY['s', 'n'], stored_as_scd_type => 2,
+  name => 'coll_row_c', pipeline => 'coll_r');
+CREATE TYPE seq_pair AS (a text, b int);
+CREATE TABLE coll_rx (id int, v text, __start_at seq_pair, __end_at seq_pair, PRIMARY KEY (id, __start_at));
+SELECT autocdc.create_auto_cdc_flow(target => 'coll_rx', source => 'r_src', keys => ARRAY['id'],
+  sequence_by => 'ROW(s COLLATE "en-x-icu", n)', except_column_list => ARRAY['s', 'n'],
+  stored_as_scd_type => 2, pipeline => 'coll_x');
 -- A sequence without a determinable collation is refused at creation.
 CREATE TABLE amb_src (id int, a text COLLATE "en-x-icu", b text COLLATE "C");
 SELECT autocdc.create_auto_cdc_flow(target => 'coll_amb', source => 'amb_src', keys => ARRAY['id'],
