@@ -254,7 +254,7 @@ acdc_check_run_collations(FlowDef *f)
 					(errcode(ERRCODE_COLLATION_MISMATCH),
 					 errmsg("the fields of type %s do not have the collations of flow \"%s\"'s sequence_by",
 							format_type_be(f->seq_type), f->name),
-					 errdetail("autocdc 0.1.0 created the composite type of a ROW(...) sequence in the database's default collation, which orders the versions of target \"%s\" differently.",
+					 errdetail("The type orders the versions of target \"%s\" otherwise than sequence_by orders its events (autocdc 0.1.0 created it in the database's default collation).",
 							   get_rel_name(f->target)),
 					 errhint("Drop the target's flows and the target and create them again: SELECT autocdc.drop_flow(%s);",
 							 quote_literal_cstr(f->name))));
