@@ -259,3 +259,33 @@ CREATE VIEW autocdc.source_progress AS SELECT * FROM autocdc._source_progress();
 GRANT SELECT ON autocdc.source_progress TO PUBLIC;
 COMMENT ON VIEW autocdc.source_progress IS
   'autocdc: per table source, below which transaction every flow over it has read its rows (safe to prune for incremental runs)';
+
+-- Every SCD 2 event store records when each event was stored (the
+-- retention of its deletes counts from the update for events stored before).
+DO $$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN
+        SELECT tg.state_table FROM autocdc.target tg
+         WHERE tg.scd_type OPERATOR(pg_catalog.=) 2 AND tg.state_table IS NOT NULL
+           AND pg_catalog.to_regclass(tg.state_table::pg_catalog.text) IS NOT NULL
+    LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE %s ADD COLUMN __autocdc_stored_at pg_catalog.timestamptz '
+                                  'DEFAULT pg_catalog.now(); '
+                                  'CREATE INDEX ON %s (__autocdc_stored_at) '
+                                  'WHERE __autocdc_kind OPERATOR(pg_catalog.=) ''d''',
+                                  t.state_table, t.state_table);
+    END LOOP;
+END
+$$;
+
+-- Forgets what no event at or after `before` (a value of the target's
+-- sequence, as text) needs; see README, Retention.
+CREATE FUNCTION autocdc.compact(target regclass, before text,
+                                OUT keys_compacted bigint, OUT rows_dropped bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'autocdc_compact'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.compact(regclass, text)
+    IS 'drop the tombstones and stored events of a target that no event at or after a horizon needs';

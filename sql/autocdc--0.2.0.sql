@@ -392,3 +392,13 @@ CREATE VIEW autocdc.source_progress AS SELECT * FROM autocdc._source_progress();
 GRANT SELECT ON autocdc.source_progress TO PUBLIC;
 COMMENT ON VIEW autocdc.source_progress IS
   'autocdc: per table source, below which transaction every flow over it has read its rows (safe to prune for incremental runs)';
+
+-- Forgets what no event at or after `before` (a value of the target's
+-- sequence, as text) needs; see README, Retention.
+CREATE FUNCTION autocdc.compact(target regclass, before text,
+                                OUT keys_compacted bigint, OUT rows_dropped bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'autocdc_compact'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.compact(regclass, text)
+    IS 'drop the tombstones and stored events of a target that no event at or after a horizon needs';
