@@ -190,9 +190,11 @@ autocdc_compact(PG_FUNCTION_ARGS)
 	FlowDef    *f;
 	UserSwitch	sw;
 	Oid			owner;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(before)};
-	char	   *bval;
+	Oid			types[1];
+	Datum		values[1];
+	Oid			infunc,
+				ioparam;
+	const char *bval = "$1";
 	int64		keys = 0,
 				rows = 0;
 
@@ -206,9 +208,12 @@ autocdc_compact(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	catalog_check_version();
 	f = load_compact_target(target);
-	bval = psprintf("$1::%s", type_qualified_name(f->seq_type));
 
+	/* read as the owner, who trusts the type (a domain's checks run) */
 	autocdc_become(&sw, owner, true);
+	getTypeInputInfo(f->seq_type, &infunc, &ioparam);
+	types[0] = f->seq_type;
+	values[0] = OidInputFunctionCall(infunc, before, ioparam, -1);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(target)), 0, NULL, NULL, NULL, false);
 	if (f->scd_type == 2)
