@@ -26,6 +26,7 @@
 #include "catalog/pg_class.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "catalog/namespace.h"
@@ -288,7 +289,14 @@ run_flow_inner(FlowResult *r, bool refresh)
 		return;
 	}
 	resolve_run_role(f);
-	acdc_verify_flow_expressions(f);
+	{
+		/* the kept text parses as at creation (standard_conforming_strings) */
+		int			nest = NewGUCNestLevel();
+
+		autocdc_apply_settings(f->settings);
+		acdc_verify_flow_expressions(f);
+		AtEOXact_GUC(true, nest);
+	}
 
 	memset(&p, 0, sizeof(p));
 	p.whole = refresh || f->once || f->ckpt_snapshot == NULL;

@@ -166,13 +166,28 @@ autocdc_current_settings(void)
 /*
  * Applies a flow's pinned settings until the enclosing autocdc_unbecome
  * (the same GUC nest level); an invalid value (a locale this server lacks)
- * is an error.
+ * is an error.  A setting that already has its value is left alone (the
+ * check of timezone_abbreviations reads a file).
  */
 void
 autocdc_apply_settings(ArrayType *settings)
 {
-	if (settings != NULL)
-		ProcessGUCArray(settings, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE);
+	ListCell   *lc;
+
+	if (settings == NULL)
+		return;
+	foreach(lc, text_array_to_list(PointerGetDatum(settings)))
+	{
+		char	   *name;
+		char	   *value;
+
+		ParseLongOption(lfirst(lc), &name, &value);
+		if (value == NULL)
+			continue;
+		if (strcmp(GetConfigOptionByName(name, NULL, false), value) != 0)
+			(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+	}
 }
 
 /*
