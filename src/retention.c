@@ -66,7 +66,7 @@ scd2_skip_below_floors(FlowDef *f, ReadParams *p, StringInfo events,
 
 	spi_exec(psprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd' "
 					  "AND __autocdc_stored_at IS NULL)", qevents),
-			 0, NULL, NULL, NULL, true);
+			 0, NULL, NULL, NULL, false);
 	if (!spi_bool(0, 1))
 		return;
 
@@ -74,7 +74,7 @@ scd2_skip_below_floors(FlowDef *f, ReadParams *p, StringInfo events,
 	appendStringInfo(&sql, "SELECT pg_catalog.count(*) FROM (%s) e WHERE ", inner);
 	append_floor_after(&sql, f, qevents, "e");
 	read_params_arrays(p, types, values, nulls);
-	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, true);
+	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
 	skipped->read += spi_int64(0, 1);
 	skipped->skipped += spi_int64(0, 1);
 
