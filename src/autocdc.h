@@ -49,6 +49,11 @@ extern Oid	autocdc_relation_owner(Oid relid);
 extern void autocdc_refuse_within_flow(const char *function);	/* run.c */
 extern void autocdc_become_owner_of(UserSwitch *sw, Oid relid);
 
+/* Settings a flow pins at creation and its runs apply (util.c). */
+struct ArrayType;
+extern Datum autocdc_current_settings(void);
+extern void autocdc_apply_settings(struct ArrayType *settings);
+
 /* SPI helpers: errors are raised, never returned. */
 extern int	spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					 const char *nulls, bool read_only);
@@ -56,6 +61,7 @@ extern uint64 spi_exec_by_tid(const char *sql);
 extern void catalog_exec(const char *sql, int nargs, Oid *argtypes,
 						 Datum *values, const char *nulls);
 extern char *spi_value(int row, int col);	/* NULL for SQL NULL */
+extern char *spi_value_canonical(int row, int col);
 extern bool spi_bool(int row, int col);
 extern int64 spi_int64(int row, int col);
 

@@ -57,6 +57,8 @@ typedef struct FlowSpec
 	const char *kind;			/* "auto_cdc", "snapshot" or "append" */
 	Oid			columns_rel;	/* where source_columns came from */
 	Oid			source_function;	/* snapshot flows fed by a function */
+	Datum		tombstone_retention;	/* interval, when retention_given */
+	bool		retention_given;
 } FlowSpec;
 
 extern void define_resolve_columns(FlowSpec *spec, List *column_list,
@@ -73,6 +75,7 @@ extern List *define_list_arg(FunctionCallInfo fcinfo, int n);
 extern void define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
 extern int	define_scd_type_arg(FunctionCallInfo fcinfo, int n);
 extern void define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
+extern void define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
 extern void define_refuse_both(List *a, List *b, const char *aname, const char *bname);
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);

@@ -95,6 +95,7 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	track_except = define_list_arg(fcinfo, 7);
 	spec.once = !PG_ARGISNULL(8) && PG_GETARG_BOOL(8);
 	define_pipeline_arg(&spec, fcinfo, 9);
+	define_retention_arg(&spec, fcinfo, 10);
 
 	if (OidIsValid(spec.source) == OidIsValid(spec.source_function))
 		ereport(ERROR,
@@ -112,11 +113,11 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keys must name at least one column, and names must not be empty")));
-	spec.options_json = define_options_json(fcinfo, 10,
+	spec.options_json = define_options_json(fcinfo, 11,
 											(const char *const[]) {"target", "keys", "source",
 												"source_function", "name", "stored_as_scd_type",
 												"track_history_column_list", "track_history_except_column_list",
-											"once", "pipeline"});
+											"once", "pipeline", "tombstone_retention"});
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -178,17 +178,22 @@ scd2_create_event_store(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
+	char	   *qname;
 	ListCell   *lc;
 
 	initStringInfo(&sql);
-	define_aux_table_head(&sql, spec, "__autocdc_events", sname);
+	qname = define_aux_table_head(&sql, spec, "__autocdc_events", sname);
 	appendStringInfo(&sql, "__autocdc_seq %s NOT NULL, __autocdc_kind pg_catalog.text NOT NULL, ",
 					 define_seq_column_type(spec));
 	foreach(lc, spec->columns)
 		appendStringInfo(&sql, "%s, ", define_column_ddl(spec->target, lfirst(lc)));
-	appendStringInfoString(&sql, "__autocdc_inherit pg_catalog.text[], PRIMARY KEY (");
+	/* when an event was stored (retention); a delete's is NULL once it is a floor (retention.c) */
+	appendStringInfoString(&sql, "__autocdc_inherit pg_catalog.text[], "
+						   "__autocdc_stored_at pg_catalog.timestamptz DEFAULT pg_catalog.now(), PRIMARY KEY (");
 	append_column_list(&sql, spec->keys, NULL);
-	appendStringInfoString(&sql, ", __autocdc_seq))");
+	appendStringInfo(&sql, ", __autocdc_seq)); "
+					 "CREATE INDEX ON %s (__autocdc_stored_at) WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd'",
+					 qname);
 	return define_create_aux_table(spec, sql.data, sname, "events", owner);
 }
 

@@ -27,6 +27,7 @@
 #include "catalog/pg_class.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "catalog/namespace.h"
@@ -144,6 +145,18 @@ check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
 }
 
 static void run_flow_inner(FlowResult *r, bool refresh);
+
+/*
+ * Acts for the flow: as its target's owner, restricted, with the settings
+ * pinned at its creation, so every caller and the worker evaluate its
+ * expressions alike.
+ */
+void
+flow_become(UserSwitch *sw, FlowDef *f)
+{
+	autocdc_become(sw, f->run_as, true);
+	autocdc_apply_settings(f->settings);
+}
 
 /*
  * The target's auxiliary objects belong to its owner, who alone could
@@ -277,7 +290,14 @@ run_flow_inner(FlowResult *r, bool refresh)
 		return;
 	}
 	resolve_run_role(f);
-	acdc_verify_flow_expressions(f);
+	{
+		/* the kept text parses as at creation (standard_conforming_strings) */
+		int			nest = NewGUCNestLevel();
+
+		autocdc_apply_settings(f->settings);
+		acdc_verify_flow_expressions(f);
+		AtEOXact_GUC(true, nest);
+	}
 
 	memset(&p, 0, sizeof(p));
 	p.whole = refresh || f->once || f->ckpt_snapshot == NULL;
@@ -294,14 +314,14 @@ run_flow_inner(FlowResult *r, bool refresh)
 				 errmsg("the auxiliary state of target \"%s\" was dropped", get_rel_name(f->target)),
 				 errdetail("It is where autocdc remembers what the flows into the target applied."),
 				 errhint("Drop the target's flows with autocdc.drop_flow and create them again; their first run rebuilds the target.")));
-	autocdc_become(&sw, f->run_as, true);
+	flow_become(&sw, f);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	catalog_load_target_state(f);
 	p.truncate_seq = truncate_before = f->truncate_seq;
 
-	autocdc_become(&sw, f->run_as, true);
+	flow_become(&sw, f);
 	refresh_source_statistics(f);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
@@ -344,7 +364,7 @@ reset_target(FlowDef *f)
 	UserSwitch	sw;
 
 	resolve_run_role(f);
-	autocdc_become(&sw, f->run_as, true);
+	flow_become(&sw, f);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s",
 					  rel_qualified_name(f->target), rel_qualified_name(f->target)),
 			 0, NULL, NULL, NULL, false);

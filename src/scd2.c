@@ -26,6 +26,7 @@
 #include "scd2.h"
 #include "batch.h"
 #include "scd2_batch.h"
+#include "retention.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -381,6 +382,8 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 				checks,
 				apply;
 	ListCell   *lc;
+	FlowCounts	below;
+	bool		done = false;
 
 	memset(&c, 0, sizeof(c));
 	c.qtarget = rel_qualified_name(f->target);
@@ -394,17 +397,22 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	/* first: reading the events checks that the flow's columns still exist */
 	initStringInfo(&events);
 	read_append_events(&events, f, p);
+	memset(&below, 0, sizeof(below));
+	scd2_skip_below_floors(f, p, &events, &below);
 	if (scd2_batch_eligible(f, p, &c))
 	{
-		bool		done = scd2_batch_apply(f, p, events.data, &c, counts);
-
+		done = scd2_batch_apply(f, p, events.data, &c, counts);
 		batch_release();
-		if (done)
-			return;
 	}
-	initStringInfo(&checks);
-	append_checks(&checks, f, &c);
-	initStringInfo(&apply);
-	append_apply(&apply, f, &c);
-	validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
+	if (!done)
+	{
+		initStringInfo(&checks);
+		append_checks(&checks, f, &c);
+		initStringInfo(&apply);
+		append_apply(&apply, f, &c);
+		validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
+	}
+	counts->read += below.read;
+	counts->skipped += below.skipped;
+	scd2_purge_tombstones(f);
 }

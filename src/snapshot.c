@@ -284,7 +284,7 @@ snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 		appendStringInfo(&newer, "$1::%s", seqtype);
 		if (type_is_collatable(f->seq_type))
 			acdc_append_collate(&newer, acdc_state_seq_collation(f->state, f->scd_type));
-		spi_exec(psprintf("SELECT s.snapshot, s.version::pg_catalog.text, "
+		spi_exec(psprintf("SELECT s.snapshot, s.version, "
 						  "$1::%s IS NULL OR s.version OPERATOR(pg_catalog.>) %s "
 						  "FROM %s($1::%s) AS s(snapshot, version)",
 						  seqtype, newer.data, fname, seqtype),
@@ -305,7 +305,7 @@ snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 					 errmsg("source function of flow \"%s\" returned more than one snapshot", f->name),
 					 errdetail("It returns the next snapshot only, or no row when there is none.")));
 		snap = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		version = spi_value(0, 2);
+		version = spi_value_canonical(0, 2);
 		if (isnull || version == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -134,6 +134,87 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 								 GUC_ACTION_SAVE, true, 0, false);
 }
 
+/*
+ * The settings that change what a cast or a built-in function gives for
+ * the same source row: time zone and the styles of dates, times,
+ * intervals, floats and bytea (casts to and from text, to date, to
+ * timestamptz), the zone abbreviations and locales that text input and
+ * to_char read, XML parsing, text search's default configuration, and
+ * how string literals in the kept expressions read.  A flow is created
+ * under its creator's values and every run applies them, so a manual run
+ * and the worker fold the same events.
+ */
+static const char *const pinned_settings[] = {
+	"TimeZone", "DateStyle", "IntervalStyle", "extra_float_digits",
+	"timezone_abbreviations", "bytea_output", "standard_conforming_strings",
+	"xmloption", "xmlbinary", "lc_monetary", "lc_numeric", "lc_time",
+	"default_text_search_config"
+};
+
+/* The pinned settings as in effect now, as 'name=value' (a text[]). */
+Datum
+autocdc_current_settings(void)
+{
+	List	   *items = NIL;
+
+	for (int i = 0; i < lengthof(pinned_settings); i++)
+		items = lappend(items, psprintf("%s=%s", pinned_settings[i],
+										GetConfigOptionByName(pinned_settings[i], NULL, false)));
+	return list_to_text_array(items);
+}
+
+/*
+ * Applies a flow's pinned settings until the enclosing autocdc_unbecome
+ * (the same GUC nest level); an invalid value (a locale this server lacks)
+ * is an error.  A setting that already has its value is left alone (the
+ * check of timezone_abbreviations reads a file).
+ */
+void
+autocdc_apply_settings(ArrayType *settings)
+{
+	ListCell   *lc;
+
+	if (settings == NULL)
+		return;
+	foreach(lc, text_array_to_list(PointerGetDatum(settings)))
+	{
+		char	   *name;
+		char	   *value;
+
+		ParseLongOption(lfirst(lc), &name, &value);
+		if (value == NULL)
+			continue;
+		if (strcmp(GetConfigOptionByName(name, NULL, false), value) != 0)
+			(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+	}
+}
+
+/*
+ * A value of the current result as text in the styles autocdc keeps
+ * values in (truncate marks, snapshot versions): ISO dates, which read
+ * back alike under every DateStyle, and floats in full, whatever the
+ * flow's pinned settings are.
+ */
+char *
+spi_value_canonical(int row, int col)
+{
+	int			nest = NewGUCNestLevel();
+	char	   *v;
+
+	(void) set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("bytea_output", "hex", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	v = spi_value(row, col);
+	AtEOXact_GUC(true, nest);
+	return v;
+}
+
 /* The role that owns a relation (its code runs as this role). */
 Oid
 autocdc_relation_owner(Oid relid)
