@@ -9,9 +9,11 @@
 #include "access/genam.h"
 #include "access/xact.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
@@ -23,6 +25,8 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -451,4 +455,44 @@ append_seq_cmp(StringInfo buf, const char *a, const char *op, const char *b,
 	appendStringInfo(buf, "((%s) ", a);
 	append_operator(buf, opoid);
 	appendStringInfo(buf, " (%s))", b);
+}
+
+/*
+ * The columns of the partition keys of a partitioned table, at every
+ * level (NIL for a table); *expr is set when a partition key has an
+ * expression.
+ */
+List *
+partition_key_columns(Oid relid, bool *expr)
+{
+	List	   *cols = NIL;
+	ListCell   *lc;
+
+	*expr = false;
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return NIL;
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+	{
+		Relation	rel;
+		PartitionKey key;
+
+		if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_PARTITIONED_TABLE)
+			continue;
+		rel = relation_open(lfirst_oid(lc), AccessShareLock);
+		key = RelationGetPartitionKey(rel);
+		for (int i = 0; i < key->partnatts; i++)
+		{
+			if (key->partattrs[i] == 0)
+				*expr = true;
+			else
+			{
+				char	   *col = get_attname(RelationGetRelid(rel), key->partattrs[i], false);
+
+				if (!list_has_string(cols, col))
+					cols = lappend(cols, col);
+			}
+		}
+		relation_close(rel, AccessShareLock);
+	}
+	return cols;
 }
