@@ -200,10 +200,11 @@ typedef struct BatchRowId
 extern void batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id);
 
 /*
- * Whether stored rows of the flow's target go to SQL with their keys too:
- * on a partitioned target whose partition keys are of key columns only.
+ * Whether stored rows of the flow's target go to SQL with their keys (and
+ * the column "also", when not NULL) too: on a partitioned target whose
+ * partition keys are of those columns only.
  */
-extern bool batch_rows_by_keys(FlowDef *flow);
+extern bool batch_rows_by_keys(FlowDef *flow, const char *also);
 
 /*
  * (__autocdc_tid, __autocdc_rel, "extra" more from attribute

@@ -106,7 +106,7 @@ batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id)
  * the row's own partition (run-time partition pruning).
  */
 bool
-batch_rows_by_keys(FlowDef *flow)
+batch_rows_by_keys(FlowDef *flow, const char *also)
 {
 	bool		expr;
 	List	   *cols = partition_key_columns(flow->target, &expr);
@@ -115,7 +115,8 @@ batch_rows_by_keys(FlowDef *flow)
 	if (cols == NIL || expr)
 		return false;
 	foreach(lc, cols)
-		if (!list_has_string(flow->keys, lfirst(lc)))
+		if (!list_has_string(flow->keys, lfirst(lc)) &&
+			(also == NULL || strcmp(also, lfirst(lc)) != 0))
 			return false;
 	return true;
 }

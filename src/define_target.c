@@ -285,7 +285,7 @@ static bool
 is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 {
 	UniqueColumns *want = arg;
-	int			found = 0;
+	List	   *found = NIL;
 
 	if (!idx->indisunique || !idx->indisvalid ||
 		!heap_attisnull(tup, Anum_pg_index_indexprs, NULL) ||
@@ -296,11 +296,14 @@ is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 		char	   *att = get_attname(relid, idx->indkey.values[i], true);
 
 		if (att != NULL && list_has_string(want->columns, att))
-			found++;
+		{
+			if (!list_has_string(found, att))
+				found = lappend(found, att);
+		}
 		else if (att == NULL || !list_has_string(want->partition, att))
 			return false;
 	}
-	return found == list_length(want->columns);
+	return list_length(found) == list_length(want->columns);
 }
 
 bool

@@ -118,7 +118,7 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
 	char	   *qtarget = rel_qualified_name(f->target);
 	char	   *qstate = rel_qualified_name(f->state);
-	bool		by_keys = batch_rows_by_keys(f);
+	bool		by_keys = batch_rows_by_keys(f, NULL);
 	StringInfoData sql;
 
 	batch_relation_begin(&del, "__autocdc_del", batch_tid_desc(b, 0, by_keys));

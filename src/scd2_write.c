@@ -123,17 +123,22 @@ same_end(Fold2 *F, Version *a, Version *b)
 		(a->open || batch_seq_cmp(F->b, a->end, b->end) == 0);
 }
 
-/* A relation (row id, __end_at[, keys]) of stored versions to change. */
+/*
+ * A relation (row id, __end_at[, __start_at, keys]) of stored versions to
+ * change: with their keys and start on a target partitioned by those.
+ */
 static void
 tid_relation(Fold2 *F, BatchRelation *r, const char *name, bool by_keys)
 {
-	TupleDesc	desc = batch_tid_desc(F->b, 1, by_keys);
+	TupleDesc	desc = batch_tid_desc(F->b, by_keys ? 2 : 1, by_keys);
 
 	batch_seq_entry(F->b, desc, BATCH_ROW_ID_ATTS + 1, "__end_at");
+	if (by_keys)
+		batch_seq_entry(F->b, desc, BATCH_ROW_ID_ATTS + 2, "__start_at");
 	batch_relation_begin(r, name, desc);
 }
 
-/* values and nulls: room for the row id, __end_at and the keys */
+/* values and nulls: room for the row id, __end_at, __start_at and the keys */
 static void
 put_tid(Fold2 *F, BatchRelation *r, bool by_keys, Version *old, Version *nv,
 		Datum *values, bool *nulls)
@@ -142,8 +147,28 @@ put_tid(Fold2 *F, BatchRelation *r, bool by_keys, Version *old, Version *nv,
 	values[BATCH_ROW_ID_ATTS] = nv ? nv->end : (Datum) 0;
 	nulls[BATCH_ROW_ID_ATTS] = nv == NULL || nv->open;
 	if (by_keys)
-		batch_put_row_keys(F->b, BATCH_ROW_ID_ATTS + 1, old->keys, values, nulls);
+	{
+		values[BATCH_ROW_ID_ATTS + 1] = old->start;
+		nulls[BATCH_ROW_ID_ATTS + 1] = false;
+		batch_put_row_keys(F->b, BATCH_ROW_ID_ATTS + 2, old->keys, values, nulls);
+	}
 	batch_relation_put(r, values, nulls);
+}
+
+/* A stored version t of the target that is the row d of a relation above. */
+static char *
+stored_match(Fold2 *F, bool by_keys)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, batch_row_id_match(F->f, by_keys, "t", "d"));
+	if (by_keys)
+	{
+		appendStringInfoString(&sql, " AND ");
+		append_flow_seq_cmp(&sql, F->f, "t.__start_at", "=", "d.__start_at");
+	}
+	return sql.data;
 }
 
 /*
@@ -187,7 +212,8 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 				j = 0;
 	char	   *keys;
 	char	   *vals;
-	bool		by_keys = batch_rows_by_keys(F->f);
+	bool		by_keys = batch_rows_by_keys(F->f, "__start_at");
+	char	   *match;
 
 	counts->deleted = 0;
 	init_value_entries(F, edesc, 2 + nk);
@@ -263,15 +289,15 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 						  "FROM %s x", F->c->qevents, keys, value_list(F, NULL),
 						  validate_prefixed_keys(F->f, "x"), vals, newev.name),
 				 0, NULL, NULL, NULL, false);
+	match = stored_match(F, by_keys);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
 	if (batch_relation_register(&del))
 		spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s d WHERE %s",
-								 F->c->qtarget, del.name, batch_row_id_match(F->f, by_keys, "t", "d")));
+								 F->c->qtarget, del.name, match));
 	for (int r = 0; r < lengthof(ends); r++)
 		if (batch_relation_register(ends[r]))
 			spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
-									 F->c->qtarget, ends[r]->name,
-									 batch_row_id_match(F->f, by_keys, "t", "d")));
+									 F->c->qtarget, ends[r]->name, match));
 	if (batch_relation_register(&ins))
 		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
 						  "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",

@@ -232,7 +232,9 @@ spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
  * full size, would rather make it a hash join over a scan of the whole
  * table; and with statistics that lag the table (gathered when it was
  * nearly empty) it would loop over a scan of the whole table instead,
- * once per row of the relation.  Returns the rows processed.
+ * once per row of the relation.  With keys beside the tids (partitioned
+ * targets, to prune partitions by), it would take an index scan on them
+ * for the lookup.  Returns the rows processed.
  */
 uint64
 spi_exec_by_tid(const char *sql)
@@ -244,6 +246,10 @@ spi_exec_by_tid(const char *sql)
 	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_indexscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	spi_exec(sql, 0, NULL, NULL, NULL, false);
 	AtEOXact_GUC(true, nest);

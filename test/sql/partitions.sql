@@ -121,6 +121,7 @@ SELECT * FROM same();
 SELECT tableoid::regclass AS part, * FROM s1_c ORDER BY region, id;
 SELECT tableoid::regclass AS part, * FROM h_c ORDER BY region, id, __start_at;
 SELECT tableoid::regclass AS part, * FROM h_txt ORDER BY region, id, __start_at;
+SELECT * FROM autocdc.as_of(NULL::h_c, 22) ORDER BY region, id;
 
 -- SCD 1 partitioned by a column that is not a key: its unique index holds
 -- the keys and the partition key (autocdc keeps one row per key), and an
@@ -297,5 +298,11 @@ SELECT autocdc.create_auto_cdc_flow(target => 'nokey2', source => 'hist_cdc', ke
   stored_as_scd_type => 2, pipeline => 'part_bad', name => 'part_nokey2');
 SELECT rows_read, rows_upserted, status FROM autocdc.run('part_bad');
 SELECT tableoid::regclass AS part, * FROM nokey2 ORDER BY id, __start_at;
+-- versions written in both partitions: 1's open one closed, a late first
+-- version for 2, and its open one closed by a delete
+INSERT INTO hist_cdc VALUES (1, 'x4', 'U', 70), (2, 'y0', 'U', 5), (2, NULL, 'D', 45);
+SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('part_bad');
+SELECT tableoid::regclass AS part, * FROM nokey2 ORDER BY id, __start_at;
+SELECT * FROM autocdc.as_of(NULL::nokey2, 44) ORDER BY id;
 
 RESET search_path;
