@@ -355,10 +355,22 @@ append_apply(StringInfo sql, FlowDef *f, Scd2Cols *c)
 		}
 		appendStringInfoString(sql, ") AS __autocdc_same FROM paired p)");
 	}
-	/* (tableoid, ctid): a tid repeats across the partitions of a partitioned target */
+	/*
+	 * (tableoid, ctid): a tid repeats across the partitions of a
+	 * partitioned target; with the keys and start where they hold the
+	 * partition key, so that each lookup goes to its partition.
+	 */
 	appendStringInfo(sql, ", del AS (DELETE FROM %s t USING diff d WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid "
-					 "AND t.tableoid OPERATOR(pg_catalog.=) d.__autocdc_rel "
-					 "AND d.__autocdc_old AND NOT d.__autocdc_same RETURNING 1)", c->qtarget);
+					 "AND t.tableoid OPERATOR(pg_catalog.=) d.__autocdc_rel ", c->qtarget);
+	if (batch_rows_by_keys(f, "__start_at"))
+	{
+		appendStringInfoString(sql, "AND ");
+		append_keys_match(sql, f, "t", "d");
+		appendStringInfoString(sql, " AND ");
+		append_flow_seq_cmp(sql, f, "t.__start_at", "=", "d.__start_at");
+		appendStringInfoChar(sql, ' ');
+	}
+	appendStringInfoString(sql, "AND d.__autocdc_old AND NOT d.__autocdc_same RETURNING 1)");
 	/* The count of del in the WHERE makes the deletes come first (unique indexes). */
 	appendStringInfo(sql, ", ins AS (INSERT INTO %s (%s, __start_at, __end_at) SELECT %s, d.__start_at, d.__end_at "
 					 "FROM diff d WHERE (SELECT pg_catalog.count(*) FROM del) OPERATOR(pg_catalog.>=) 0 "
