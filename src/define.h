@@ -92,6 +92,7 @@ extern void define_free_name(char *name, const char *prefix, Oid target, bool ty
 extern bool define_same_oid_lists(List *a, List *b);
 extern List *define_composite_field_types(Oid typid);
 extern bool define_has_unique_index(Oid relid, List *columns);
+extern char *define_unique_index_hint(Oid relid, List *columns);
 extern void define_require_owner(Oid relid);
 extern void define_refuse_temporary(Oid relid, const char *what);
 extern void define_require_run_access(FlowSpec *spec);

@@ -136,8 +136,7 @@ scd2_check_existing_target(FlowSpec *spec, Oid relid)
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("SCD type 2 target \"%s\" has no unique index on (%s)", relname, cols.data),
 				 errdetail("A key has one version per __start_at."),
-				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s);",
-						 rel_qualified_name(relid), cols.data)));
+				 errhint("%s", define_unique_index_hint(relid, keys_start))));
 	}
 }
 

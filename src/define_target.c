@@ -270,14 +270,25 @@ any_index(Oid relid, IndexTest test, void *arg)
 	return found;
 }
 
-/* A valid unique index on exactly the key columns, without expressions. */
+typedef struct UniqueColumns
+{
+	List	   *columns;		/* all must be in the index */
+	List	   *partition;		/* the others it may hold */
+} UniqueColumns;
+
+/*
+ * A valid unique index on the columns, without expressions: on exactly
+ * them, or on a partitioned table on them and columns of its partition
+ * keys, which PostgreSQL requires in its unique indexes (the columns are
+ * then unique as autocdc writes the table, not by the index).
+ */
 static bool
 is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 {
-	List	   *keys = arg;
+	UniqueColumns *want = arg;
+	List	   *found = NIL;
 
 	if (!idx->indisunique || !idx->indisvalid ||
-		idx->indnkeyatts != list_length(keys) ||
 		!heap_attisnull(tup, Anum_pg_index_indexprs, NULL) ||
 		!heap_attisnull(tup, Anum_pg_index_indpred, NULL))
 		return false;
@@ -285,16 +296,52 @@ is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 	{
 		char	   *att = get_attname(relid, idx->indkey.values[i], true);
 
-		if (att == NULL || !list_has_string(keys, att))
+		if (att != NULL && list_has_string(want->columns, att))
+		{
+			if (!list_has_string(found, att))
+				found = lappend(found, att);
+		}
+		else if (att == NULL || !list_has_string(want->partition, att))
 			return false;
 	}
-	return true;
+	return list_length(found) == list_length(want->columns);
 }
 
 bool
 define_has_unique_index(Oid relid, List *columns)
 {
-	return any_index(relid, is_unique_on_keys, columns);
+	UniqueColumns want;
+	bool		expr;
+
+	want.columns = columns;
+	want.partition = partition_key_columns(relid, &expr);
+	return any_index(relid, is_unique_on_keys, &want);
+}
+
+/*
+ * The hint of a target without a unique index on "columns": the index to
+ * create, with the partition keys' columns on a partitioned table.
+ */
+char *
+define_unique_index_hint(Oid relid, List *columns)
+{
+	bool		expr;
+	List	   *part = partition_key_columns(relid, &expr);
+	List	   *all = list_copy(columns);
+	StringInfoData cols;
+	ListCell   *lc;
+
+	if (expr)
+		return pstrdup("Partition the target by columns: a unique index cannot include a partition key expression.");
+	foreach(lc, part)
+		if (!list_has_string(all, lfirst(lc)))
+			all = lappend(all, lfirst(lc));
+	initStringInfo(&cols);
+	append_column_list(&cols, all, NULL);
+	if (part != NIL)
+		return psprintf("Create one (on a partitioned table it holds the partition key's columns too): "
+						"CREATE UNIQUE INDEX ON %s (%s);", rel_qualified_name(relid), cols.data);
+	return psprintf("Create one: CREATE UNIQUE INDEX ON %s (%s);", rel_qualified_name(relid), cols.data);
 }
 
 /* "name type [COLLATE c]" of a column of `relid`, for DDL. */
@@ -434,7 +481,7 @@ check_scd_target(FlowSpec *spec, Oid relid)
 	}
 	if (spec->scd_type == 2)
 		scd2_check_existing_target(spec, relid);
-	else if (!any_index(relid, is_unique_on_keys, spec->keys))
+	else if (!define_has_unique_index(relid, spec->keys))
 	{
 		StringInfoData cols;
 
@@ -444,8 +491,7 @@ check_scd_target(FlowSpec *spec, Oid relid)
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("target \"%s\" has no unique index on the keys (%s)", relname, cols.data),
 				 errdetail("An SCD type 1 target holds one row per key."),
-				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s);",
-						 rel_qualified_name(relid), cols.data)));
+				 errhint("%s", define_unique_index_hint(relid, spec->keys))));
 	}
 }
 

@@ -9,9 +9,11 @@
 #include "access/genam.h"
 #include "access/xact.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
@@ -23,6 +25,8 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -309,7 +313,9 @@ spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
  * full size, would rather make it a hash join over a scan of the whole
  * table; and with statistics that lag the table (gathered when it was
  * nearly empty) it would loop over a scan of the whole table instead,
- * once per row of the relation.  Returns the rows processed.
+ * once per row of the relation.  With keys beside the tids (partitioned
+ * targets, to prune partitions by), it would take an index scan on them
+ * for the lookup.  Returns the rows processed.
  */
 uint64
 spi_exec_by_tid(const char *sql)
@@ -321,6 +327,10 @@ spi_exec_by_tid(const char *sql)
 	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_indexscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	spi_exec(sql, 0, NULL, NULL, NULL, false);
 	AtEOXact_GUC(true, nest);
@@ -532,4 +542,44 @@ append_seq_cmp(StringInfo buf, const char *a, const char *op, const char *b,
 	appendStringInfo(buf, "((%s) ", a);
 	append_operator(buf, opoid);
 	appendStringInfo(buf, " (%s))", b);
+}
+
+/*
+ * The columns of the partition keys of a partitioned table, at every
+ * level (NIL for a table); *expr is set when a partition key has an
+ * expression.
+ */
+List *
+partition_key_columns(Oid relid, bool *expr)
+{
+	List	   *cols = NIL;
+	ListCell   *lc;
+
+	*expr = false;
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return NIL;
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+	{
+		Relation	rel;
+		PartitionKey key;
+
+		if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_PARTITIONED_TABLE)
+			continue;
+		rel = relation_open(lfirst_oid(lc), AccessShareLock);
+		key = RelationGetPartitionKey(rel);
+		for (int i = 0; i < key->partnatts; i++)
+		{
+			if (key->partattrs[i] == 0)
+				*expr = true;
+			else
+			{
+				char	   *col = get_attname(RelationGetRelid(rel), key->partattrs[i], false);
+
+				if (!list_has_string(cols, col))
+					cols = lappend(cols, col);
+			}
+		}
+		relation_close(rel, AccessShareLock);
+	}
+	return cols;
 }
