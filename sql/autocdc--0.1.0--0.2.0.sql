@@ -4,7 +4,7 @@
 
 -- A flow created without pipeline => joins "default" only when it is the
 -- caller's own (NULL now means that; 'default' named it explicitly).
--- issue 13: tombstone_retention is a new last argument (a new signature).
+-- issue 13: tombstone_retention and start_from are new last arguments (a new signature).
 DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text);
 CREATE FUNCTION autocdc.create_auto_cdc_flow(
     target      text,
@@ -24,11 +24,12 @@ CREATE FUNCTION autocdc.create_auto_cdc_flow(
     ignore_null_updates_except_column_list text[] DEFAULT NULL,
     once     boolean DEFAULT false,
     pipeline text    DEFAULT NULL,
-    tombstone_retention interval DEFAULT NULL)
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text)
     IS 'declare an AUTO CDC flow from a change table into an SCD target';
 
 DROP FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text);
@@ -43,11 +44,12 @@ CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
     track_history_except_column_list text[] DEFAULT NULL,
     once     boolean DEFAULT false,
     pipeline text    DEFAULT NULL,
-    tombstone_retention interval DEFAULT NULL)
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text)
     IS 'declare a flow that applies full snapshots of a source to an SCD target';
 
 CREATE OR REPLACE FUNCTION autocdc.create_append_flow(
@@ -289,3 +291,44 @@ AS 'MODULE_PATHNAME', 'autocdc_compact'
 LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION autocdc.compact(regclass, text)
     IS 'drop the tombstones and stored events of a target that no event at or after a horizon needs';
+
+-- issue 13: uninstall, start_from, manual changes to targets
+-- start_from (NULL/'beginning' or 'now') ends each flow-creating function's
+-- arguments (create_auto_cdc_flow and create_auto_cdc_from_snapshot_flow
+-- above); create_append_flow gets a new signature for it.
+DROP FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text);
+CREATE FUNCTION autocdc.create_append_flow(
+    target   text,
+    source   regclass,
+    name     text    DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    start_from text  DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text)
+    IS 'declare a flow that appends new source rows to a target by column name';
+
+-- the new argument, as the flows' options record every argument
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||) '{"start_from": null}'::pg_catalog.jsonb;
+
+-- What autocdc added to a table source, removed again (DROP EXTENSION
+-- leaves the column, its default and its index).
+CREATE FUNCTION autocdc.unprepare_source(source regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_unprepare_source'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.unprepare_source(regclass)
+    IS 'remove what autocdc added to a table source no flow reads (trigger, column __autocdc_xid, its default and index)';
+
+-- DROP EXTENSION autocdc CASCADE would drop the history columns of SCD 2
+-- targets sequenced by ROW(...) (their type is in schema autocdc): refused.
+CREATE FUNCTION autocdc._on_drop_extension()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_drop_extension'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_drop_extension ON ddl_command_start
+    WHEN TAG IN ('DROP EXTENSION')
+    EXECUTE FUNCTION autocdc._on_drop_extension();

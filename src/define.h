@@ -39,6 +39,7 @@ typedef struct FlowSpec
 	bool		once;
 	int			scd_type;
 	char	   *options_json;
+	bool		start_now;		/* start_from => 'now' */
 
 	/* Derived. */
 	bool		incremental;	/* source is a table: read by transaction */
@@ -80,6 +81,11 @@ extern void define_refuse_both(List *a, List *b, const char *aname, const char *
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);
 extern void define_drop_orphan_targets(void);
+
+/* define_start.c: start_from */
+extern bool define_start_from_arg(FunctionCallInfo fcinfo, int n);
+extern void define_refuse_start_now(FlowSpec *spec);
+extern void define_start_now(FlowSpec *spec);
 
 /* Helpers define_target.c lends to define_scd2.c. */
 extern char *type_with_typmod(Oid typid, int32 typmod);

@@ -539,6 +539,7 @@ define_create_flow(FlowSpec *spec)
 
 	autocdc_refuse_within_flow("creating a flow");
 	catalog_check_version();
+	define_refuse_start_now(spec);
 	ensure_pipeline(spec);
 	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
@@ -610,6 +611,8 @@ define_create_flow(FlowSpec *spec)
 	else
 		register_target(spec, autocdc_relation_owner(spec->target));
 	insert_flow_row(spec);
+	if (spec->start_now)
+		define_start_now(spec);
 }
 
 /* Whether anything but its own array type uses a type (a column, say). */

@@ -159,6 +159,32 @@ flow_become(UserSwitch *sw, FlowDef *f)
 }
 
 /*
+ * A target emptied outside autocdc (TRUNCATE, or DELETE of every row)
+ * while its state still holds live keys: an incremental run would fold new
+ * events over rows that are gone and leave the other keys missing, so it
+ * is refused.  Cheap: the state is looked at only when the target is empty.
+ * An SCD 1 state keeps tombstones (dead keys) and an SCD 2 event store
+ * deletes of keys never seen, so only a live key or an upsert counts.
+ */
+static void
+check_target_not_emptied(FlowDef *f)
+{
+	spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND EXISTS (SELECT 1 FROM %s WHERE %s)",
+					  rel_qualified_name(f->target), rel_qualified_name(f->state),
+					  f->scd_type == 2 ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
+					  : "__autocdc_deleted_at IS NULL"),
+			 0, NULL, NULL, NULL, true);
+	if (spi_bool(0, 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("target \"%s\" of flow \"%s\" was emptied outside autocdc",
+						get_rel_name(f->target), f->name),
+				 errdetail("The target holds no row while autocdc's state for it holds live keys: it was truncated, or all its rows were deleted, by hand. A run would apply new events over rows that are gone."),
+				 errhint("Rebuild it from its sources: SELECT * FROM autocdc.run(%s, full_refresh => true);",
+						 quote_literal_cstr(f->pipeline))));
+}
+
+/*
  * The target's auxiliary objects belong to its owner, who alone could
  * attach code to them.  After the target changed hands they still belong
  * to the one before, whose triggers on them would run as the new owner:
@@ -317,6 +343,8 @@ run_flow_inner(FlowResult *r, bool refresh)
 	flow_become(&sw, f);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
+	if (!refresh && strcmp(f->kind, "append") != 0)
+		check_target_not_emptied(f);
 	autocdc_unbecome(&sw);
 	catalog_load_target_state(f);
 	p.truncate_seq = truncate_before = f->truncate_seq;

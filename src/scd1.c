@@ -89,9 +89,14 @@ append_checks(StringInfo sql, FlowDef *f, Scd1Cols *c)
 
 	validate_append_batch_checks(sql, f, keytext);
 
-	/* Against what earlier runs applied at the same sequence. */
+	/*
+	 * Against what earlier runs applied at the same sequence; the applied
+	 * upsert's values are known only as the target's row for the key.
+	 */
+	appendStringInfoString(sql, " UNION ALL (SELECT 4, CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND ");
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
 	appendStringInfo(sql,
-					 " UNION ALL (SELECT 4, 'conflict_applied', %s, e.__autocdc_seq::pg_catalog.text "
+					 " THEN 'conflict_target' ELSE 'conflict_applied' END, %s, e.__autocdc_seq::pg_catalog.text "
 					 "   FROM ev e JOIN %s st ON ",
 					 keytext, c->qstate);
 	append_keys_match(sql, f, "st", "e");
