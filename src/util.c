@@ -8,6 +8,7 @@
 
 #include "access/genam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -132,6 +133,17 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 	if (restricted)
 		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * This cluster's system identifier, as pg_control_system() shows it: what a
+ * checkpoint records of where it was taken (transaction ids mean something
+ * in one cluster only).
+ */
+int64
+autocdc_system_identifier(void)
+{
+	return (int64) GetSystemIdentifier();
 }
 
 /* The role that owns a relation (its code runs as this role). */
