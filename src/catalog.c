@@ -142,8 +142,8 @@ catalog_load_flows(const char *pipeline, List *flow_names)
  * the clusters they did (the one CREATE EXTENSION ran in, and those
  * pg_upgrade carried them to, recorded by runs).  A restore elsewhere
  * starts it anew; pg_upgrade keeps transaction ids, and the list.  A
- * checkpoint from 0.1.0 names no cluster: it is foreign when it is ahead
- * of every transaction here.
+ * checkpoint ahead of every transaction here is foreign too (one from
+ * 0.1.0 names no cluster).
  */
 void
 catalog_lock_checkpoint(FlowDef *flow)
@@ -154,11 +154,10 @@ catalog_lock_checkpoint(FlowDef *flow)
 	catalog_exec("SELECT c.snapshot::pg_catalog.text, c.own_xid::pg_catalog.text, "
 				 "       c.own_cid::pg_catalog.text, c.once_done_at IS NOT NULL, c.snapshot_version, "
 				 "       c.cluster_id::pg_catalog.text, "
-				 "       CASE WHEN c.cluster_id IS NOT NULL "
-				 "            THEN c.cluster_id OPERATOR(pg_catalog.<>) ALL "
-				 "                 (SELECT l.system_identifier FROM autocdc.lineage l) "
-				 "            ELSE pg_catalog.pg_snapshot_xmax(c.snapshot) OPERATOR(pg_catalog.>) "
-				 "                 pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()) END "
+				 "       CASE WHEN c.cluster_id OPERATOR(pg_catalog.<>) ALL "
+				 "                 (SELECT l.system_identifier FROM autocdc.lineage l) THEN 'cluster' "
+				 "            WHEN pg_catalog.pg_snapshot_xmax(c.snapshot) OPERATOR(pg_catalog.>) "
+				 "                 pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()) THEN 'ahead' END "
 				 "  FROM autocdc.checkpoint c "
 				 " WHERE c.flow OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 				 1, argtypes, values, NULL);
@@ -172,7 +171,7 @@ catalog_lock_checkpoint(FlowDef *flow)
 	flow->once_done = spi_bool(0, 4);
 	flow->ckpt_version = spi_value(0, 5);
 	flow->ckpt_cluster = spi_value(0, 6);
-	flow->ckpt_foreign = spi_bool(0, 7);
+	flow->ckpt_foreign = spi_value(0, 7);
 }
 
 /*

@@ -44,7 +44,8 @@ typedef struct FlowDef
 	char	   *ckpt_own_cid;
 	char	   *ckpt_version;	/* snapshot flows: last version applied */
 	char	   *ckpt_cluster;	/* system identifier where it was taken */
-	bool		ckpt_foreign;	/* taken in another cluster (catalog.c) */
+	char	   *ckpt_foreign;	/* "cluster" or "ahead": taken in another
+								 * cluster (catalog.c); NULL: ours */
 	bool		once_done;
 } FlowDef;
 

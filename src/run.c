@@ -126,16 +126,16 @@ query_text(const char *sql)
 static void
 refuse_foreign_checkpoint(FlowDef *f)
 {
-	if (!f->ckpt_foreign)
+	if (f->ckpt_foreign == NULL)
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("flow \"%s\" last read its source in another database cluster", f->name),
-			 f->ckpt_cluster ?
-			 errdetail("Its checkpoint was taken in the cluster with system identifier %s, this is %lld: the transaction ids by which the source's rows are read are not comparable across clusters.",
+			 strcmp(f->ckpt_foreign, "cluster") == 0 ?
+			 errdetail("Its checkpoint was taken in the cluster with system identifier %s, and this one is %lld; the transaction ids by which the source's rows are read are not comparable across clusters.",
 					   f->ckpt_cluster, (long long) autocdc_system_identifier()) :
-			 errdetail("Its checkpoint is ahead of every transaction of this cluster: the transaction ids by which the source's rows are read are not comparable across clusters."),
-			 errhint("Run its pipeline once with full_refresh => true: SELECT * FROM autocdc.run(%s, full_refresh => true); it rebuilds the flow's target from the source as it is now (an append target is emptied and filled again with the source's rows).",
+			 errdetail("Its checkpoint is ahead of every transaction of this cluster; the transaction ids by which the source's rows are read are not comparable across clusters."),
+			 errhint("Run its pipeline once with full_refresh => true, which rebuilds the flow's target from the source as it is now (an append target is emptied and filled again with the rows in its sources): SELECT * FROM autocdc.run(%s, full_refresh => true);",
 					 quote_literal_cstr(f->pipeline))));
 }
 

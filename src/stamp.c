@@ -203,7 +203,9 @@ stamp_check_trigger(FlowDef *f)
 			   *ls;
 
 	spi_exec("SELECT r.relid::pg_catalog.oid, t.tgenabled::pg_catalog.text "
-			 "  FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) r "
+			 "  FROM (SELECT $1 AS relid, 0 AS level UNION "
+			 "        SELECT p.relid::pg_catalog.oid, p.level "
+			 "          FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p) r "
 			 "  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid "
 			 "  LEFT JOIN pg_catalog.pg_trigger t ON t.tgrelid OPERATOR(pg_catalog.=) r.relid "
 			 "        AND t.tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name "
@@ -243,7 +245,7 @@ stamp_check_trigger(FlowDef *f)
 		ereport(NOTICE,
 				(errmsg("trigger %s of table \"%s\" enabled ALWAYS again",
 						AUTOCDC_STAMP_TRIGGER, get_rel_name(relid)),
-				 errdetail("It was enabled as '%s' (O: not for rows applied by logical replication, D: never, R: for those only), as pg_restore --disable-triggers leaves it.",
+				 errdetail("Its state was '%s'; only ALWAYS ('A') stamps every row, rows applied by logical replication included.",
 						   (char *) lfirst(ls))));
 	}
 }
