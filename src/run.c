@@ -302,7 +302,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	{
 		read_require_xid_column(f);
 		stamp_check_trigger(f);
-		stamp_unstamped_rows(f);
+		stamp_unstamped_rows(f, p.whole);
 		stamp_note_run_reads();
 	}
 

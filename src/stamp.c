@@ -20,6 +20,7 @@
 #include "source_read.h"
 
 #include "access/htup_details.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
 #include "catalog/pg_type.h"
@@ -251,32 +252,42 @@ stamp_check_trigger(FlowDef *f)
 }
 
 /*
- * Gives the rows without a valid stamp this transaction's, so that every
- * flow over the source reads them once, in this run or a later one: rows
- * stamped NULL (a partition attached with its rows, rows loaded with the
- * trigger disabled and no default, a row inserted after a run in its
- * transaction) and rows stamped ahead of every transaction that committed
- * here (a restore from another cluster, whose transaction ids differ).
- * Done as the source's owner: its UPDATE triggers fire.
+ * Gives the rows without a stamp this transaction's, so that every flow
+ * over the source reads them once, in this run or a later one: a partition
+ * attached with its rows, rows loaded with the trigger disabled and no
+ * default, a row inserted after a run in its transaction.  A run that reads
+ * the source whole (first run, ONCE, full refresh) does the same to rows
+ * stamped at or past the next transaction id: they come from a restore
+ * from another cluster, and no snapshot here would ever show them.  (The
+ * bound is read before the statement, so a row stamped meanwhile by a
+ * concurrent run is not taken for one.)  Done as the source's owner: its
+ * UPDATE triggers fire.
  */
 void
-stamp_unstamped_rows(FlowDef *f)
+stamp_unstamped_rows(FlowDef *f, bool whole)
 {
-	const char *cond =
-	" WHERE %s IS NULL"
-	"    OR (%s OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())"
-	"        AND %s IS DISTINCT FROM pg_catalog.pg_current_xact_id_if_assigned())";
-	char	   *where = psprintf(cond, AUTOCDC_XID_COLUMN, AUTOCDC_XID_COLUMN,
-								 AUTOCDC_XID_COLUMN);
+	char	   *where;
 	char	   *qname = rel_qualified_name(f->source);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	char		next[32];
 	UserSwitch	sw;
+
+	snprintf(next, sizeof(next), UINT64_FORMAT,
+			 U64FromFullTransactionId(ReadNextFullTransactionId()));
+	values[0] = CStringGetTextDatum(next);
+	if (whole)
+		where = psprintf(" WHERE %s IS NULL OR %s OPERATOR(pg_catalog.>=) $1::pg_catalog.xid8",
+						 AUTOCDC_XID_COLUMN, AUTOCDC_XID_COLUMN);
+	else
+		where = psprintf(" WHERE %s IS NULL", AUTOCDC_XID_COLUMN);
 
 	autocdc_become_owner_of(&sw, f->source);
 	spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
-			 0, NULL, NULL, NULL, false);
+			 1, argtypes, values, NULL, false);
 	if (spi_bool(0, 1))
 		spi_exec(psprintf("UPDATE %s SET %s = pg_catalog.pg_current_xact_id()%s",
 						  qname, AUTOCDC_XID_COLUMN, where),
-				 0, NULL, NULL, NULL, false);
+				 1, argtypes, values, NULL, false);
 	autocdc_unbecome(&sw);
 }

@@ -106,6 +106,11 @@ SELECT flow, rows_read FROM autocdc.run('st2');
 UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:' WHERE flow = 'tgt';
 SELECT flow, status FROM autocdc.run('st2', flows => ARRAY['tgt']);
 UPDATE autocdc.checkpoint SET cluster_id = 42 WHERE flow = 'tlog';
+-- As if restored there: a stamp of the other cluster, ahead of this one's
+-- transactions, is kept by the COPY; the full refresh reads it too.
+UPDATE autocdc.checkpoint SET source_oid = 1 WHERE flow IN ('tgt', 'tlog');
+INSERT INTO src VALUES (41, 'ahead', 1, '99999999999');
+SELECT __autocdc_xid FROM src WHERE id = 41;
 \set VERBOSITY terse
 SELECT flow, status FROM autocdc.run('st2');
 \set VERBOSITY default
