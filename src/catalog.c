@@ -221,15 +221,17 @@ catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 	values[7] = Int64GetDatum(autocdc_system_identifier());
 	if (!flow->incremental)
 		nulls[6] = nulls[7] = 'n';
-	catalog_exec("UPDATE autocdc.checkpoint "
+	/* after pg_upgrade, the first write here adds this cluster to the lineage */
+	catalog_exec("WITH lineage AS ("
+				 " INSERT INTO autocdc.lineage (system_identifier) "
+				 " SELECT $8 WHERE $8 IS NOT NULL ON CONFLICT DO NOTHING) "
+				 "UPDATE autocdc.checkpoint "
 				 "   SET snapshot = autocdc._checkpoint_snapshot($2::pg_catalog.pg_snapshot, $3::pg_catalog.xid8), "
 				 "       own_xid = $3::pg_catalog.xid8, own_cid = $4, "
 				 "       once_done_at = CASE WHEN $5 THEN pg_catalog.now() END, "
 				 "       snapshot_version = $6, source_oid = $7, cluster_id = $8 "
 				 " WHERE flow OPERATOR(pg_catalog.=) $1",
 				 8, argtypes, values, nulls);
-	if (flow->incremental)
-		catalog_note_cluster();
 }
 
 /*

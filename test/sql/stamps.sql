@@ -10,10 +10,10 @@ SET search_path = st, public;
 CREATE TABLE ev (id int, v text, seq int) PARTITION BY RANGE (id);
 CREATE TABLE ev_1 PARTITION OF ev FOR VALUES FROM (1) TO (100);
 INSERT INTO ev VALUES (1, 'one', 1), (2, 'two', 1);
-SELECT autocdc.create_auto_cdc_flow(target => 'cur', source => 'ev', keys => ARRAY['id'],
+SELECT autocdc.create_auto_cdc_flow(target => 'st_cur', source => 'ev', keys => ARRAY['id'],
   sequence_by => 'seq', pipeline => 'st');
-CREATE TABLE log (id int, v text, seq int);
-SELECT autocdc.create_append_flow(target => 'log', source => 'ev', pipeline => 'st');
+CREATE TABLE st_log (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'st_log', source => 'ev', pipeline => 'st');
 SELECT flow, rows_read, status FROM autocdc.run('st');
 CREATE TABLE ev_2 (LIKE ev);
 INSERT INTO ev_2 VALUES (100, 'hundred', 1), (101, 'hundred and one', 1);
@@ -23,8 +23,8 @@ SELECT c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgr
  WHERE t.tgname = '__autocdc_stamp_xid' AND c.oid IN (SELECT relid FROM pg_partition_tree('ev')) ORDER BY 1;
 SELECT flow, rows_read, status FROM autocdc.run('st');
 SELECT flow, rows_read, status FROM autocdc.run('st');
-SELECT * FROM cur ORDER BY id;
-SELECT * FROM log ORDER BY id;
+SELECT * FROM st_cur ORDER BY id;
+SELECT * FROM st_log ORDER BY id;
 SELECT count(*) AS unstamped FROM ev WHERE __autocdc_xid IS NULL;
 -- A partition's trigger is enabled ALWAYS again too.
 ALTER TABLE ev_2 ENABLE TRIGGER __autocdc_stamp_xid;
@@ -36,10 +36,10 @@ SELECT c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgr
 -- Rows loaded with the trigger disabled and the default dropped have no
 -- stamp either; the run enables the trigger ALWAYS again and reads them.
 CREATE TABLE src (id int, v text, seq int);
-SELECT autocdc.create_auto_cdc_flow(target => 'tgt', source => 'src', keys => ARRAY['id'],
+SELECT autocdc.create_auto_cdc_flow(target => 'st_tgt', source => 'src', keys => ARRAY['id'],
   sequence_by => 'seq', pipeline => 'st2');
-CREATE TABLE tlog (id int, v text, seq int);
-SELECT autocdc.create_append_flow(target => 'tlog', source => 'src', pipeline => 'st2');
+CREATE TABLE st_tlog (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'st_tlog', source => 'src', pipeline => 'st2');
 INSERT INTO src VALUES (1, 'a', 1);
 SELECT flow, rows_read FROM autocdc.run('st2');
 ALTER TABLE src DISABLE TRIGGER __autocdc_stamp_xid;
@@ -86,29 +86,29 @@ SELECT flow, rows_read FROM autocdc.run('st2');
 -- read: the trigger stamps the rows again.
 INSERT INTO src SELECT id + 10, v, seq, __autocdc_xid FROM ev WHERE id < 100;
 SELECT flow, rows_read FROM autocdc.run('st2');
-SELECT * FROM tgt ORDER BY id;
-SELECT id, count(*) FROM tlog GROUP BY id HAVING count(*) <> 1;
-SELECT count(*) FROM tlog;
+SELECT * FROM st_tgt ORDER BY id;
+SELECT id, count(*) FROM st_tlog GROUP BY id HAVING count(*) <> 1;
+SELECT count(*) FROM st_tlog;
 
 -- Stamps given to a table no flow has read here yet (a restore makes the
 -- table anew; its checkpoints name the table dumped) are kept: the rows
 -- read before the dump are not read again.  Once a run read the table,
 -- given stamps are replaced again.
-UPDATE autocdc.checkpoint SET source_oid = 1 WHERE flow IN ('tgt', 'tlog');
+UPDATE autocdc.checkpoint SET source_oid = 1 WHERE flow IN ('st_tgt', 'st_tlog');
 INSERT INTO src SELECT id + 20, v, seq, __autocdc_xid FROM src WHERE id IN (1, 2);
 SELECT flow, rows_read FROM autocdc.run('st2');
-SELECT source_oid = 'src'::regclass AS rebased FROM autocdc.checkpoint WHERE flow = 'tgt';
+SELECT source_oid = 'src'::regclass AS rebased FROM autocdc.checkpoint WHERE flow = 'st_tgt';
 INSERT INTO src SELECT id + 30, v, seq, __autocdc_xid FROM src WHERE id IN (1, 2);
 SELECT flow, rows_read FROM autocdc.run('st2');
 
 -- A checkpoint taken in another cluster is refused, whichever way the
 -- transaction counters stand; a full refresh starts the flow again there.
-UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:' WHERE flow = 'tgt';
-SELECT flow, status FROM autocdc.run('st2', flows => ARRAY['tgt']);
-UPDATE autocdc.checkpoint SET cluster_id = 42 WHERE flow = 'tlog';
+UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:' WHERE flow = 'st_tgt';
+SELECT flow, status FROM autocdc.run('st2', flows => ARRAY['st_tgt']);
+UPDATE autocdc.checkpoint SET cluster_id = 42 WHERE flow = 'st_tlog';
 -- As if restored there: a stamp of the other cluster, ahead of this one's
 -- transactions, is kept by the COPY; the full refresh reads it too.
-UPDATE autocdc.checkpoint SET source_oid = 1 WHERE flow IN ('tgt', 'tlog');
+UPDATE autocdc.checkpoint SET source_oid = 1 WHERE flow IN ('st_tgt', 'st_tlog');
 INSERT INTO src VALUES (41, 'ahead', 1, '99999999999');
 SELECT __autocdc_xid FROM src WHERE id = 41;
 \set VERBOSITY terse
@@ -116,8 +116,8 @@ SELECT flow, status FROM autocdc.run('st2');
 \set VERBOSITY default
 SELECT flow, rows_read, status FROM autocdc.run('st2', full_refresh => true);
 SELECT flow, cluster_id = (SELECT system_identifier FROM pg_control_system()) AS rebased
-  FROM autocdc.checkpoint WHERE flow IN ('tgt', 'tlog') ORDER BY flow;
-SELECT count(*) FROM tlog;
+  FROM autocdc.checkpoint WHERE flow IN ('st_tgt', 'st_tlog') ORDER BY flow;
+SELECT count(*) FROM st_tlog;
 INSERT INTO src VALUES (40, 'new', 1);
 SELECT flow, rows_read, status FROM autocdc.run('st2');
 
@@ -129,12 +129,12 @@ CREATE FUNCTION next_snap(latest bigint) RETURNS TABLE (snapshot regclass, versi
 LANGUAGE sql AS $$
   SELECT 'st.snap_1'::regclass, 1::bigint WHERE latest IS NULL
 $$;
-CREATE TABLE snap_t (k int PRIMARY KEY, v text);
-SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'snap_t', source_function => 'next_snap(bigint)',
+CREATE TABLE st_snap (k int PRIMARY KEY, v text);
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'st_snap', source_function => 'next_snap(bigint)',
   keys => ARRAY['k'], pipeline => 'st3');
 SELECT flow, rows_read, status FROM autocdc.run('st3');
-UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:', cluster_id = 42 WHERE flow = 'snap_t';
+UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:', cluster_id = 42 WHERE flow = 'st_snap';
 SELECT flow, rows_read, status FROM autocdc.run('st3');
 
-DROP TABLE cur, log, tgt, tlog, snap_t CASCADE;
+DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap CASCADE;
 DROP SCHEMA st CASCADE;
