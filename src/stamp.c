@@ -103,7 +103,12 @@ read_here(Relation rel)
 	ListCell   *lc;
 	int			i = 0;
 	bool		result;
+	char	   *version;
 
+	/* a catalog not updated yet records no source: given stamps are replaced */
+	version = autocdc_extension_version();
+	if (version == NULL || strcmp(version, AUTOCDC_CATALOG_VERSION) != 0)
+		return true;
 	if (rel->rd_rel->relispartition)
 		rels = list_concat(rels, get_partition_ancestors(RelationGetRelid(rel)));
 	elems = palloc(sizeof(Datum) * list_length(rels));

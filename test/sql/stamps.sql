@@ -56,6 +56,16 @@ SELECT flow, rows_read FROM autocdc.run('st2');
 SELECT tgenabled FROM pg_trigger WHERE tgrelid = 'src'::regclass AND tgname = '__autocdc_stamp_xid';
 ALTER TABLE src ALTER COLUMN __autocdc_xid SET DEFAULT pg_catalog.pg_current_xact_id();
 
+-- A source whose trigger was dropped is refused, with the way back.
+CREATE TABLE src3 (id int, v text, seq int);
+CREATE TABLE st_log3 (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'st_log3', source => 'src3', pipeline => 'st4');
+DROP TRIGGER __autocdc_stamp_xid ON src3;
+SELECT flow, status FROM autocdc.run('st4');
+CREATE TRIGGER __autocdc_stamp_xid BEFORE INSERT ON st.src3 FOR EACH ROW EXECUTE FUNCTION autocdc._stamp_xid(); ALTER TABLE st.src3 ENABLE ALWAYS TRIGGER __autocdc_stamp_xid;
+INSERT INTO src3 VALUES (1, 'a', 1);
+SELECT flow, rows_read, status FROM autocdc.run('st4');
+
 -- A row inserted after a run in the run's own transaction is stamped NULL
 -- (a dump would lose the command id that told it apart); the next run,
 -- in the transaction or after it, stamps it and reads it, once.
@@ -136,5 +146,5 @@ SELECT flow, rows_read, status FROM autocdc.run('st3');
 UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:', cluster_id = 42 WHERE flow = 'st_snap';
 SELECT flow, rows_read, status FROM autocdc.run('st3');
 
-DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap CASCADE;
+DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3 CASCADE;
 DROP SCHEMA st CASCADE;
