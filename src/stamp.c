@@ -121,6 +121,7 @@ read_here(Relation rel)
 	catalog_exec("SELECT EXISTS (SELECT FROM autocdc.checkpoint c "
 				 "  JOIN autocdc.flow f ON f.name OPERATOR(pg_catalog.=) c.flow "
 				 " WHERE f.source::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) "
+				 "   AND f.read_mode OPERATOR(pg_catalog.=) 'incremental' "
 				 "   AND (c.source_oid IS NULL "
 				 "        OR (c.source_oid OPERATOR(pg_catalog.=) f.source::pg_catalog.oid "
 				 "            AND c.cluster_id IN (SELECT l.system_identifier FROM autocdc.lineage l))))",
