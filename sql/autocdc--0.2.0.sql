@@ -426,3 +426,23 @@ LANGUAGE C;
 CREATE EVENT TRIGGER autocdc_drop_extension ON ddl_command_start
     WHEN TAG IN ('DROP EXTENSION')
     EXECUTE FUNCTION autocdc._on_drop_extension();
+
+-- issue 13: the source stamp and the checkpoint.
+-- Where each checkpoint was taken: the cluster (transaction ids mean
+-- something in one cluster only) and the source's oid (a restore makes
+-- the table anew, and its COPY keeps the stamps it is given).
+ALTER TABLE autocdc.checkpoint
+    ADD COLUMN cluster_id bigint,    -- system identifier (pg_control_system)
+    ADD COLUMN source_oid oid;       -- the source read, as a raw oid: a restore changes it
+-- The clusters this database's files lived in: the one CREATE EXTENSION
+-- ran in, and those pg_upgrade carried them to (added by runs).  Never
+-- dumped, so a restore starts it anew: a checkpoint from a cluster not
+-- listed is foreign.
+CREATE TABLE autocdc.lineage (
+    system_identifier bigint PRIMARY KEY
+);
+COMMENT ON TABLE autocdc.lineage IS 'autocdc: the clusters (system identifiers) this database''s files lived in; not dumped';
+INSERT INTO autocdc.lineage (system_identifier)
+    SELECT s.system_identifier FROM pg_catalog.pg_control_system() s;
+REVOKE ALL ON autocdc.lineage FROM PUBLIC;
+GRANT SELECT ON autocdc.lineage TO PUBLIC;

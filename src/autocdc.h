@@ -46,6 +46,7 @@ extern ErrorData *autocdc_try(void (*fn) (void *arg), void *arg);
 extern void autocdc_become(UserSwitch *sw, Oid role, bool restricted);
 extern void autocdc_unbecome(UserSwitch *sw);
 extern Oid	autocdc_relation_owner(Oid relid);
+extern int64 autocdc_system_identifier(void);
 extern void autocdc_refuse_within_flow(const char *function);	/* run.c */
 extern void autocdc_become_owner_of(UserSwitch *sw, Oid relid);
 

@@ -150,6 +150,14 @@ catalog_load_flows(const char *pipeline, List *flow_names)
  * loads it.  Under
  * REPEATABLE READ a checkpoint moved by a concurrent run is a
  * serialization failure, so a stale checkpoint is never used.
+ *
+ * A checkpoint is foreign when it was taken in a cluster this database's
+ * files never lived in: autocdc.lineage, which pg_dump leaves out, lists
+ * the clusters they did (the one CREATE EXTENSION ran in, and those
+ * pg_upgrade carried them to, recorded by runs).  A restore elsewhere
+ * starts it anew; pg_upgrade keeps transaction ids, and the list.  A
+ * checkpoint ahead of every transaction here is foreign too (one from
+ * 0.1.0 names no cluster).
  */
 void
 catalog_lock_checkpoint(FlowDef *flow)
@@ -158,7 +166,12 @@ catalog_lock_checkpoint(FlowDef *flow)
 	Datum		values[1] = {CStringGetTextDatum(flow->name)};
 
 	catalog_exec("SELECT c.snapshot::pg_catalog.text, c.own_xid::pg_catalog.text, "
-				 "       c.own_cid::pg_catalog.text, c.once_done_at IS NOT NULL, c.snapshot_version "
+				 "       c.own_cid::pg_catalog.text, c.once_done_at IS NOT NULL, c.snapshot_version, "
+				 "       c.cluster_id::pg_catalog.text, "
+				 "       CASE WHEN c.cluster_id OPERATOR(pg_catalog.<>) ALL "
+				 "                 (SELECT l.system_identifier FROM autocdc.lineage l) THEN 'cluster' "
+				 "            WHEN pg_catalog.pg_snapshot_xmax(c.snapshot) OPERATOR(pg_catalog.>) "
+				 "                 pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()) THEN 'ahead' END "
 				 "  FROM autocdc.checkpoint c "
 				 " WHERE c.flow OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 				 1, argtypes, values, NULL);
@@ -171,6 +184,8 @@ catalog_lock_checkpoint(FlowDef *flow)
 	flow->ckpt_own_cid = spi_value(0, 3);
 	flow->once_done = spi_bool(0, 4);
 	flow->ckpt_version = spi_value(0, 5);
+	flow->ckpt_cluster = spi_value(0, 6);
+	flow->ckpt_foreign = spi_value(0, 7);
 }
 
 /*
@@ -209,9 +224,10 @@ void
 catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 						const char *own_xid, int64 own_cid, const char *version)
 {
-	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, BOOLOID, TEXTOID};
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			argtypes[8] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, BOOLOID, TEXTOID,
+	OIDOID, INT8OID};
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	values[0] = CStringGetTextDatum(flow->name);
 	values[1] = CStringGetTextDatum(snapshot);
@@ -225,13 +241,36 @@ catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 		values[5] = CStringGetTextDatum(version);
 	else
 		nulls[5] = 'n';
-	catalog_exec("UPDATE autocdc.checkpoint "
+	values[6] = ObjectIdGetDatum(flow->source);
+	values[7] = Int64GetDatum(autocdc_system_identifier());
+	if (!flow->incremental)
+		nulls[6] = nulls[7] = 'n';
+	/* after pg_upgrade, the first write here adds this cluster to the lineage */
+	catalog_exec("WITH lineage AS ("
+				 " INSERT INTO autocdc.lineage (system_identifier) "
+				 " SELECT $8 WHERE $8 IS NOT NULL ON CONFLICT DO NOTHING) "
+				 "UPDATE autocdc.checkpoint "
 				 "   SET snapshot = autocdc._checkpoint_snapshot($2::pg_catalog.pg_snapshot, $3::pg_catalog.xid8), "
 				 "       own_xid = $3::pg_catalog.xid8, own_cid = $4, "
 				 "       once_done_at = CASE WHEN $5 THEN pg_catalog.now() END, "
-				 "       snapshot_version = $6 "
+				 "       snapshot_version = $6, source_oid = $7, cluster_id = $8 "
 				 " WHERE flow OPERATOR(pg_catalog.=) $1",
-				 6, argtypes, values, nulls);
+				 8, argtypes, values, nulls);
+}
+
+/*
+ * Adds this cluster to autocdc.lineage when it is not there yet (after
+ * pg_upgrade): what is written from now on is this cluster's.
+ */
+void
+catalog_note_cluster(void)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(autocdc_system_identifier())};
+
+	catalog_exec("INSERT INTO autocdc.lineage (system_identifier) VALUES ($1) "
+				 "ON CONFLICT DO NOTHING",
+				 1, argtypes, values, NULL);
 }
 
 /* Forgets every read position, ONCE mark and truncate of a target. */

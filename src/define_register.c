@@ -503,8 +503,21 @@ insert_flow_row(FlowSpec *spec)
 						  "  $14::pg_catalog.jsonb, $16, $17, $18)",
 						  GetUserId()),
 				 18, types, vals, nulls);
-	catalog_exec("INSERT INTO autocdc.checkpoint (flow) VALUES ($1)",
-				 1, types, vals, NULL);
+	/* where it reads: a restore's COPY into a table made anew keeps stamps (stamp.c) */
+	{
+		Oid			ctypes[3] = {TEXTOID, OIDOID, INT8OID};
+		Datum		cvals[3] = {vals[0], ObjectIdGetDatum(spec->source),
+		Int64GetDatum(autocdc_system_identifier())};
+		char		cnulls[3] = {' ', ' ', ' '};
+
+		if (!spec->incremental)
+			cnulls[1] = cnulls[2] = 'n';
+		else
+			catalog_note_cluster();
+		catalog_exec("INSERT INTO autocdc.checkpoint (flow, source_oid, cluster_id) "
+					 "VALUES ($1, $2, $3)",
+					 3, ctypes, cvals, cnulls);
+	}
 }
 
 /*

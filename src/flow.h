@@ -45,6 +45,9 @@ typedef struct FlowDef
 	char	   *ckpt_own_xid;
 	char	   *ckpt_own_cid;
 	char	   *ckpt_version;	/* snapshot flows: last version applied */
+	char	   *ckpt_cluster;	/* system identifier where it was taken */
+	char	   *ckpt_foreign;	/* "cluster" or "ahead": taken in another
+								 * cluster (catalog.c); NULL: ours */
 	bool		once_done;
 } FlowDef;
 
@@ -64,6 +67,7 @@ extern void catalog_load_target_state(FlowDef *flow);
 extern void catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 									const char *own_xid, int64 own_cid,
 									const char *version);
+extern void catalog_note_cluster(void);
 extern void catalog_reset_target(Oid target);
 extern void catalog_set_truncate_seq(Oid target, const char *seq);
 extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,

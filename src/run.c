@@ -120,28 +120,25 @@ query_text(const char *sql)
 }
 
 /*
- * A checkpoint newer than the present comes from another cluster (a dump
- * restored elsewhere): its transaction ids mean nothing here, and reading
- * by them would silently skip rows.
+ * A checkpoint taken in another cluster (a dump restored elsewhere) names
+ * transaction ids that mean nothing here: reading by them would skip rows
+ * or read them twice, whichever way the counters stand.  Only a full
+ * refresh, which reads the source whole, starts the flow again.
  */
 static void
-check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
+refuse_foreign_checkpoint(FlowDef *f)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(prev), CStringGetTextDatum(cur)};
-
-	spi_exec("SELECT pg_catalog.pg_snapshot_xmax($1::pg_catalog.pg_snapshot) "
-			 "OPERATOR(pg_catalog.>) pg_catalog.pg_snapshot_xmax($2::pg_catalog.pg_snapshot)",
-			 2, argtypes, values, NULL, false);
-	if (spi_bool(0, 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the checkpoint of flow \"%s\" comes from another cluster", f->name),
-				 errdetail("It records snapshot %s, ahead of every transaction of this cluster; the database was probably restored from a dump.",
-						   prev),
-				 errhint("Clear the transaction column of the source and rebuild: UPDATE %s SET %s = NULL; then SELECT * FROM autocdc.run(%s, full_refresh => true);",
-						 rel_qualified_name(f->source), AUTOCDC_XID_COLUMN,
-						 quote_literal_cstr(f->pipeline))));
+	if (f->ckpt_foreign == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("flow \"%s\" last read its source in another database cluster", f->name),
+			 strcmp(f->ckpt_foreign, "cluster") == 0 ?
+			 errdetail("Its checkpoint was taken in the cluster with system identifier %s, and this one is %lld; the transaction ids by which the source's rows are read are not comparable across clusters.",
+					   f->ckpt_cluster, (long long) autocdc_system_identifier()) :
+			 errdetail("Its checkpoint is ahead of every transaction of this cluster; the transaction ids by which the source's rows are read are not comparable across clusters."),
+			 errhint("Run its pipeline once with full_refresh => true, which rebuilds the flow's target from the source as it is now (an append target is emptied and filled again with the rows in its sources): SELECT * FROM autocdc.run(%s, full_refresh => true);",
+					 quote_literal_cstr(f->pipeline))));
 }
 
 static void run_flow_inner(FlowResult *r, bool refresh);
@@ -332,6 +329,8 @@ run_flow_inner(FlowResult *r, bool refresh)
 		p.prev_snapshot = f->ckpt_snapshot;
 		p.prev_own_xid = f->ckpt_own_xid;
 		p.prev_own_cid = f->ckpt_own_cid;
+		if (f->incremental)
+			refuse_foreign_checkpoint(f);
 	}
 
 	if (strcmp(f->kind, "append") != 0 && get_rel_name(f->state) == NULL)
@@ -348,13 +347,18 @@ run_flow_inner(FlowResult *r, bool refresh)
 	autocdc_unbecome(&sw);
 	catalog_load_target_state(f);
 	p.truncate_seq = truncate_before = f->truncate_seq;
+	if (f->incremental)
+	{
+		read_require_xid_column(f);
+		stamp_check_trigger(f);
+		stamp_unstamped_rows(f, p.whole);
+		stamp_note_run_reads();
+	}
 
 	flow_become(&sw, f);
 	refresh_source_statistics(f);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
-	if (p.prev_snapshot)
-		check_checkpoint_is_ours(f, p.prev_snapshot, p.snapshot);
 
 	/*
 	 * Rows this transaction inserted so far have cmin < cid; the checkpoint

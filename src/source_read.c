@@ -9,6 +9,9 @@
  * checkpoint records it with the command id reached, and a later run reads
  * its rows from that command on.  The index on __autocdc_xid bounds the
  * scan below by the checkpoint's xmin: cost follows new rows, not the table.
+ * Rows without a stamp are given this transaction's before (stamp.c), so
+ * the whole read too takes stamped rows only: a NULL committed meanwhile
+ * is read once, by the next run.
  *-------------------------------------------------------------------------
  */
 #include "source_read.h"
@@ -104,6 +107,20 @@ read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 	read_append_from(sql, flow, p);
 }
 
+/* A table source read incrementally must still have its stamp column. */
+void
+read_require_xid_column(FlowDef *flow)
+{
+	if (get_attnum(flow->source, AUTOCDC_XID_COLUMN) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\" of flow \"%s\" lost its column %s",
+						get_rel_name(flow->source), flow->name, AUTOCDC_XID_COLUMN),
+				 errdetail("autocdc reads a table source by the transaction recorded in that column."),
+				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(), then run the pipeline with full_refresh => true.",
+						 rel_qualified_name(flow->source), AUTOCDC_XID_COLUMN)));
+}
+
 /*
  * Appends " FROM source AS __autocdc_src WHERE <the rows this run reads>"
  * (DESIGN §4; see the header comment).
@@ -118,20 +135,12 @@ read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
 
 	if (!flow->incremental)
 		return;					/* views and foreign tables: read whole */
-	if (get_attnum(flow->source, AUTOCDC_XID_COLUMN) == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("source \"%s\" of flow \"%s\" lost its column %s",
-						get_rel_name(flow->source), flow->name, AUTOCDC_XID_COLUMN),
-				 errdetail("autocdc reads a table source by the transaction recorded in that column."),
-				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(), then run the pipeline with full_refresh => true.",
-						 rel_qualified_name(flow->source), AUTOCDC_XID_COLUMN)));
+	read_require_xid_column(flow);
 	if (p->whole || p->prev_snapshot == NULL)
 		appendStringInfo(sql,
-						 " WHERE (%s IS NULL"
-						 " OR pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
+						 " WHERE (pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
 						 " OR COALESCE(%s OPERATOR(pg_catalog.=) $5::pg_catalog.xid8, false))",
-						 x, x, x);
+						 x, x);
 	else
 		appendStringInfo(sql,
 						 " WHERE %s OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin($2::pg_catalog.pg_snapshot)"

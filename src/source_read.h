@@ -30,6 +30,12 @@ extern void read_params_arrays(ReadParams *p, Oid *types, Datum *values,
 							   char *nulls);
 extern void read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p);
 extern void read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p);
+extern void read_require_xid_column(FlowDef *flow);
+
+/* The stamps of a table source (stamp.c). */
+extern void stamp_note_run_reads(void);
+extern void stamp_check_trigger(FlowDef *flow);
+extern void stamp_unstamped_rows(FlowDef *flow, bool whole);
 
 #define SRC_ALIAS "__autocdc_src"
 

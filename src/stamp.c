@@ -1,22 +1,76 @@
 /*-------------------------------------------------------------------------
  * stamp.c
  *	  The trigger that stamps every row inserted into a table source with
- *	  its inserting transaction.  A column default alone is not enough:
- *	  INSERT ... SELECT * from another source would copy old transaction ids
- *	  that look already read, and those rows would never be.
+ *	  its inserting transaction, and what a run does to the stamps before
+ *	  it reads (rows without one, the trigger's enabled state).
+ *
+ * A column default alone is not enough: INSERT ... SELECT * from another
+ * source would copy old transaction ids that look already read, and those
+ * rows would never be.  So the trigger overwrites a given stamp, unless no
+ * flow has read this very table yet: then the rows come from a restore
+ * (pg_restore's COPY into a table made anew), whose stamps say which rows
+ * were read before the dump.
+ *
+ * A row inserted after a run in the run's own transaction is stamped NULL:
+ * the run's checkpoint could tell it apart by command id only, which a
+ * dump loses.  The next run stamps it and reads it.
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "source_read.h"
 
 #include "access/htup_details.h"
+#include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/xid8.h"
 
 PG_FUNCTION_INFO_V1(autocdc_stamp_xid);
+
+/*
+ * Whether a run read rows of the current top-level transaction.  Reset at
+ * its end only: a subtransaction that aborts leaves it set, which merely
+ * stamps more rows NULL (the next run reads them all the same).
+ */
+static bool run_read_this_xact = false;
+static bool xact_callback_registered = false;
+
+static void
+stamp_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		run_read_this_xact = false;
+}
+
+/* Called by a run before it reads a table source. */
+void
+stamp_note_run_reads(void)
+{
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(stamp_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+	run_read_this_xact = true;
+}
+
+/* What the trigger works out once per statement (kept in fn_extra). */
+typedef struct StampCache
+{
+	int			attnum;			/* of __autocdc_xid */
+	bool		decided;		/* keep_given below is known */
+	bool		keep_given;		/* given stamps are a restore's: kept */
+} StampCache;
 
 static int
 xid_column(TupleDesc desc)
@@ -31,14 +85,61 @@ xid_column(TupleDesc desc)
 	return 0;
 }
 
+/*
+ * Whether a flow over this table (or over a partitioned table it is a
+ * partition of) has its checkpoint on this very table: one naming its oid,
+ * written in a cluster this database's files lived in (an oid restored
+ * from another cluster may coincide).  A checkpoint from 0.1.0, which
+ * names no table, counts as this one.  If none has, the table was made
+ * anew since, by a restore, and the stamps it is given are kept.
+ */
+static bool
+read_here(Relation rel)
+{
+	List	   *rels = list_make1_oid(RelationGetRelid(rel));
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
+	Datum	   *elems;
+	ListCell   *lc;
+	int			i = 0;
+	bool		result;
+	char	   *version;
+
+	/* a catalog not updated yet records no source: given stamps are replaced */
+	version = autocdc_extension_version();
+	if (version == NULL || strcmp(version, AUTOCDC_CATALOG_VERSION) != 0)
+		return true;
+	if (rel->rd_rel->relispartition)
+		rels = list_concat(rels, get_partition_ancestors(RelationGetRelid(rel)));
+	elems = palloc(sizeof(Datum) * list_length(rels));
+	foreach(lc, rels)
+		elems[i++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(elems, i, OIDOID, sizeof(Oid),
+												true, TYPALIGN_INT));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	catalog_exec("SELECT EXISTS (SELECT FROM autocdc.checkpoint c "
+				 "  JOIN autocdc.flow f ON f.name OPERATOR(pg_catalog.=) c.flow "
+				 " WHERE f.source::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) "
+				 "   AND f.read_mode OPERATOR(pg_catalog.=) 'incremental' "
+				 "   AND (c.source_oid IS NULL "
+				 "        OR (c.source_oid OPERATOR(pg_catalog.=) f.source::pg_catalog.oid "
+				 "            AND c.cluster_id IN (SELECT l.system_identifier FROM autocdc.lineage l))))",
+				 1, argtypes, values, NULL);
+	result = spi_bool(0, 1);
+	SPI_finish();
+	return result;
+}
+
 Datum
 autocdc_stamp_xid(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	Relation	rel;
-	int			attnum;
+	StampCache *cache;
 	Datum		value;
-	bool		isnull = false;
+	bool		isnull;
+	FullTransactionId own;
 	HeapTuple	tuple;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
@@ -50,18 +151,149 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 				 errmsg("autocdc._stamp_xid() must be fired BEFORE INSERT FOR EACH ROW")));
 
 	rel = trigdata->tg_relation;
-	attnum = xid_column(RelationGetDescr(rel));
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("table \"%s\" has no column %s", RelationGetRelationName(rel),
-						AUTOCDC_XID_COLUMN),
-				 errdetail("The table is the source of an autocdc flow, which records each row's transaction there."),
-				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8, or drop the table's flows and then the trigger %s.",
-						 quote_identifier(RelationGetRelationName(rel)), AUTOCDC_XID_COLUMN,
-						 AUTOCDC_STAMP_TRIGGER)));
-	value = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	cache = fcinfo->flinfo->fn_extra;
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(StampCache));
+		cache->attnum = xid_column(RelationGetDescr(rel));
+		if (cache->attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("table \"%s\" has no column %s", RelationGetRelationName(rel),
+							AUTOCDC_XID_COLUMN),
+					 errdetail("The table is the source of an autocdc flow, which records each row's transaction there."),
+					 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8, or drop the table's flows and then the trigger %s.",
+							 quote_identifier(RelationGetRelationName(rel)), AUTOCDC_XID_COLUMN,
+							 AUTOCDC_STAMP_TRIGGER)));
+		fcinfo->flinfo->fn_extra = cache;
+	}
+
+	own = GetTopFullTransactionId();
+	value = heap_getattr(trigdata->tg_trigtuple, cache->attnum,
+						 RelationGetDescr(rel), &isnull);
+	if (!isnull &&
+		!FullTransactionIdEquals(DatumGetFullTransactionId(value), own))
+	{
+		/* a stamp given explicitly (the column's default gives `own`) */
+		if (!cache->decided)
+		{
+			cache->keep_given = !read_here(rel);
+			cache->decided = true;
+		}
+		if (cache->keep_given)
+			return PointerGetDatum(trigdata->tg_trigtuple);
+	}
+	isnull = run_read_this_xact;
+	value = FullTransactionIdGetDatum(own);
 	tuple = heap_modify_tuple_by_cols(trigdata->tg_trigtuple, RelationGetDescr(rel),
-									  1, &attnum, &value, &isnull);
+									  1, &cache->attnum, &value, &isnull);
 	return PointerGetDatum(tuple);
+}
+
+/*
+ * The stamp trigger must fire ALWAYS, on the source and each of its
+ * partitions.  pg_restore --disable-triggers brings it back enabled in
+ * origin mode only (rows applied by logical replication would go
+ * unstamped): a run enables it ALWAYS again, as each table's owner, and
+ * says so.  A missing trigger is refused: rows given old stamps since
+ * would look already read.
+ */
+void
+stamp_check_trigger(FlowDef *f)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2] = {ObjectIdGetDatum(f->source),
+	CStringGetTextDatum(AUTOCDC_STAMP_TRIGGER)};
+	List	   *fix = NIL;
+	List	   *states = NIL;
+	ListCell   *lc,
+			   *ls;
+
+	spi_exec("SELECT r.relid::pg_catalog.oid, t.tgenabled::pg_catalog.text "
+			 "  FROM (SELECT $1 AS relid, 0 AS level UNION "
+			 "        SELECT p.relid::pg_catalog.oid, p.level "
+			 "          FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p) r "
+			 "  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid "
+			 "  LEFT JOIN pg_catalog.pg_trigger t ON t.tgrelid OPERATOR(pg_catalog.=) r.relid "
+			 "        AND t.tgname OPERATOR(pg_catalog.=) $2::pg_catalog.name "
+			 " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}') "
+			 "   AND (t.tgenabled IS NULL OR t.tgenabled OPERATOR(pg_catalog.<>) 'A') "
+			 " ORDER BY r.level, r.relid",
+			 2, argtypes, values, NULL, false);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *state = spi_value(i, 2);
+		bool		isnull;
+		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (state == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("source \"%s\" of flow \"%s\" lost its trigger %s",
+							get_rel_name(relid), f->name, AUTOCDC_STAMP_TRIGGER),
+					 errdetail("The trigger stamps each row inserted into a table source with its transaction, by which runs read it."),
+					 errhint("Its owner can create it again: CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION autocdc._stamp_xid(); ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;",
+							 AUTOCDC_STAMP_TRIGGER, rel_qualified_name(relid),
+							 rel_qualified_name(relid), AUTOCDC_STAMP_TRIGGER)));
+		fix = lappend_oid(fix, relid);
+		states = lappend(states, state);
+	}
+	forboth(lc, fix, ls, states)
+	{
+		Oid			relid = lfirst_oid(lc);
+		UserSwitch	sw;
+
+		autocdc_become_owner_of(&sw, relid);
+		spi_exec(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+						  rel_qualified_name(relid), AUTOCDC_STAMP_TRIGGER),
+				 0, NULL, NULL, NULL, false);
+		autocdc_unbecome(&sw);
+		ereport(NOTICE,
+				(errmsg("trigger %s of table \"%s\" enabled ALWAYS again",
+						AUTOCDC_STAMP_TRIGGER, get_rel_name(relid)),
+				 errdetail("Its state was '%s'; only ALWAYS ('A') stamps every row, rows applied by logical replication included.",
+						   (char *) lfirst(ls))));
+	}
+}
+
+/*
+ * Gives the rows without a stamp this transaction's, so that every flow
+ * over the source reads them once, in this run or a later one: a partition
+ * attached with its rows, rows loaded with the trigger disabled and no
+ * default, a row inserted after a run in its transaction.  A run that reads
+ * the source whole (first run, ONCE, full refresh) does the same to rows
+ * stamped at or past the next transaction id: they come from a restore
+ * from another cluster, and no snapshot here would ever show them.  (The
+ * bound is read before the statement, so a row stamped meanwhile by a
+ * concurrent run is not taken for one.)  Done as the source's owner: its
+ * UPDATE triggers fire.
+ */
+void
+stamp_unstamped_rows(FlowDef *f, bool whole)
+{
+	char	   *where;
+	char	   *qname = rel_qualified_name(f->source);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	char		next[32];
+	UserSwitch	sw;
+
+	snprintf(next, sizeof(next), UINT64_FORMAT,
+			 U64FromFullTransactionId(ReadNextFullTransactionId()));
+	values[0] = CStringGetTextDatum(next);
+	if (whole)
+		where = psprintf(" WHERE %s IS NULL OR %s OPERATOR(pg_catalog.>=) $1::pg_catalog.xid8",
+						 AUTOCDC_XID_COLUMN, AUTOCDC_XID_COLUMN);
+	else
+		where = psprintf(" WHERE %s IS NULL", AUTOCDC_XID_COLUMN);
+
+	autocdc_become_owner_of(&sw, f->source);
+	spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
+			 1, argtypes, values, NULL, false);
+	if (spi_bool(0, 1))
+		spi_exec(psprintf("UPDATE %s SET %s = pg_catalog.pg_current_xact_id()%s",
+						  qname, AUTOCDC_XID_COLUMN, where),
+				 1, argtypes, values, NULL, false);
+	autocdc_unbecome(&sw);
 }

@@ -8,6 +8,7 @@
 
 #include "access/genam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
@@ -217,6 +218,17 @@ spi_value_canonical(int row, int col)
 	v = spi_value(row, col);
 	AtEOXact_GUC(true, nest);
 	return v;
+}
+
+/*
+ * This cluster's system identifier, as pg_control_system() shows it: what a
+ * checkpoint records of where it was taken (transaction ids mean something
+ * in one cluster only).
+ */
+int64
+autocdc_system_identifier(void)
+{
+	return (int64) GetSystemIdentifier();
 }
 
 /* The role that owns a relation (its code runs as this role). */

@@ -1,0 +1,150 @@
+-- The source stamp (__autocdc_xid): rows without one are read, exactly
+-- once, wherever they come from; given stamps are kept only by a table no
+-- flow has read here yet (a restore); the trigger is kept enabled ALWAYS;
+-- a checkpoint taken in another cluster is refused.
+CREATE SCHEMA st;
+SET search_path = st, public;
+
+-- A partition made LIKE the source, loaded, then attached: its rows have
+-- no stamp.  Two flows over the source (SCD 1 and append) read each once.
+CREATE TABLE ev (id int, v text, seq int) PARTITION BY RANGE (id);
+CREATE TABLE ev_1 PARTITION OF ev FOR VALUES FROM (1) TO (100);
+INSERT INTO ev VALUES (1, 'one', 1), (2, 'two', 1);
+SELECT autocdc.create_auto_cdc_flow(target => 'st_cur', source => 'ev', keys => ARRAY['id'],
+  sequence_by => 'seq', pipeline => 'st');
+CREATE TABLE st_log (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'st_log', source => 'ev', pipeline => 'st');
+SELECT flow, rows_read, status FROM autocdc.run('st');
+CREATE TABLE ev_2 (LIKE ev);
+INSERT INTO ev_2 VALUES (100, 'hundred', 1), (101, 'hundred and one', 1);
+SELECT count(*) AS unstamped FROM ev_2 WHERE __autocdc_xid IS NULL;
+ALTER TABLE ev ATTACH PARTITION ev_2 FOR VALUES FROM (100) TO (200);
+SELECT c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE t.tgname = '__autocdc_stamp_xid' AND c.oid IN (SELECT relid FROM pg_partition_tree('ev')) ORDER BY 1;
+SELECT flow, rows_read, status FROM autocdc.run('st');
+SELECT flow, rows_read, status FROM autocdc.run('st');
+SELECT * FROM st_cur ORDER BY id;
+SELECT * FROM st_log ORDER BY id;
+SELECT count(*) AS unstamped FROM ev WHERE __autocdc_xid IS NULL;
+-- A partition's trigger is enabled ALWAYS again too.
+ALTER TABLE ev_2 ENABLE TRIGGER __autocdc_stamp_xid;
+INSERT INTO ev VALUES (102, 'hundred and two', 1);
+SELECT flow, rows_read, status FROM autocdc.run('st');
+SELECT c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE t.tgname = '__autocdc_stamp_xid' AND c.oid IN (SELECT relid FROM pg_partition_tree('ev')) ORDER BY 1;
+
+-- Rows loaded with the trigger disabled and the default dropped have no
+-- stamp either; the run enables the trigger ALWAYS again and reads them.
+CREATE TABLE src (id int, v text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'st_tgt', source => 'src', keys => ARRAY['id'],
+  sequence_by => 'seq', pipeline => 'st2');
+CREATE TABLE st_tlog (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'st_tlog', source => 'src', pipeline => 'st2');
+INSERT INTO src VALUES (1, 'a', 1);
+SELECT flow, rows_read FROM autocdc.run('st2');
+ALTER TABLE src DISABLE TRIGGER __autocdc_stamp_xid;
+ALTER TABLE src ALTER COLUMN __autocdc_xid DROP DEFAULT;
+INSERT INTO src VALUES (2, 'b', 1), (3, 'c', 1);
+SELECT count(*) AS unstamped FROM src WHERE __autocdc_xid IS NULL;
+SELECT flow, rows_read FROM autocdc.run('st2');
+SELECT tgenabled FROM pg_trigger WHERE tgrelid = 'src'::regclass AND tgname = '__autocdc_stamp_xid';
+SELECT flow, rows_read FROM autocdc.run('st2');
+-- Enabled for origin rows only, as pg_restore --disable-triggers leaves it.
+ALTER TABLE src ENABLE TRIGGER __autocdc_stamp_xid;
+INSERT INTO src VALUES (4, 'd', 1);
+SELECT flow, rows_read FROM autocdc.run('st2');
+SELECT tgenabled FROM pg_trigger WHERE tgrelid = 'src'::regclass AND tgname = '__autocdc_stamp_xid';
+ALTER TABLE src ALTER COLUMN __autocdc_xid SET DEFAULT pg_catalog.pg_current_xact_id();
+
+-- A source whose trigger was dropped is refused, with the way back.
+CREATE TABLE src3 (id int, v text, seq int);
+CREATE TABLE st_log3 (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'st_log3', source => 'src3', pipeline => 'st4');
+DROP TRIGGER __autocdc_stamp_xid ON src3;
+SELECT flow, status FROM autocdc.run('st4');
+CREATE TRIGGER __autocdc_stamp_xid BEFORE INSERT ON st.src3 FOR EACH ROW EXECUTE FUNCTION autocdc._stamp_xid(); ALTER TABLE st.src3 ENABLE ALWAYS TRIGGER __autocdc_stamp_xid;
+INSERT INTO src3 VALUES (1, 'a', 1);
+SELECT flow, rows_read, status FROM autocdc.run('st4');
+
+-- A row inserted after a run in the run's own transaction is stamped NULL
+-- (a dump would lose the command id that told it apart); the next run,
+-- in the transaction or after it, stamps it and reads it, once.
+BEGIN;
+INSERT INTO src VALUES (5, 'e', 1);
+SELECT flow, rows_read FROM autocdc.run('st2');
+INSERT INTO src VALUES (6, 'f', 1);
+SELECT id, __autocdc_xid IS NULL AS unstamped FROM src WHERE id >= 5 ORDER BY id;
+COMMIT;
+SELECT flow, rows_read FROM autocdc.run('st2');
+SELECT flow, rows_read FROM autocdc.run('st2');
+BEGIN;
+SELECT flow, rows_read FROM autocdc.run('st2');
+INSERT INTO src VALUES (7, 'g', 1);
+SELECT flow, rows_read FROM autocdc.run('st2');
+INSERT INTO src VALUES (8, 'h', 1);
+COMMIT;
+SELECT flow, rows_read FROM autocdc.run('st2');
+SELECT flow, rows_read FROM autocdc.run('st2');
+-- A later transaction stamps its rows again.
+BEGIN;
+INSERT INTO src VALUES (9, 'i', 1);
+SELECT count(*) FILTER (WHERE __autocdc_xid = pg_current_xact_id()) AS own FROM src WHERE id = 9;
+COMMIT;
+SELECT flow, rows_read FROM autocdc.run('st2');
+
+-- INSERT ... SELECT * from another source copies its stamps, which look
+-- read: the trigger stamps the rows again.
+INSERT INTO src SELECT id + 10, v, seq, __autocdc_xid FROM ev WHERE id < 100;
+SELECT flow, rows_read FROM autocdc.run('st2');
+SELECT * FROM st_tgt ORDER BY id;
+SELECT id, count(*) FROM st_tlog GROUP BY id HAVING count(*) <> 1;
+SELECT count(*) FROM st_tlog;
+
+-- Stamps given to a table no flow has read here yet (a restore makes the
+-- table anew; its checkpoints name the table dumped) are kept: the rows
+-- read before the dump are not read again.  Once a run read the table,
+-- given stamps are replaced again.
+UPDATE autocdc.checkpoint SET source_oid = 1 WHERE flow IN ('st_tgt', 'st_tlog');
+INSERT INTO src SELECT id + 20, v, seq, __autocdc_xid FROM src WHERE id IN (1, 2);
+SELECT flow, rows_read FROM autocdc.run('st2');
+SELECT source_oid = 'src'::regclass AS rebased FROM autocdc.checkpoint WHERE flow = 'st_tgt';
+INSERT INTO src SELECT id + 30, v, seq, __autocdc_xid FROM src WHERE id IN (1, 2);
+SELECT flow, rows_read FROM autocdc.run('st2');
+
+-- A checkpoint taken in another cluster is refused, whichever way the
+-- transaction counters stand; a full refresh starts the flow again there.
+UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:' WHERE flow = 'st_tgt';
+SELECT flow, status FROM autocdc.run('st2', flows => ARRAY['st_tgt']);
+UPDATE autocdc.checkpoint SET cluster_id = 42 WHERE flow = 'st_tlog';
+-- As if restored there: a stamp of the other cluster, ahead of this one's
+-- transactions, is kept by the COPY; the full refresh reads it too.
+UPDATE autocdc.checkpoint SET source_oid = 1 WHERE flow IN ('st_tgt', 'st_tlog');
+INSERT INTO src VALUES (41, 'ahead', 1, '99999999999');
+SELECT __autocdc_xid FROM src WHERE id = 41;
+\set VERBOSITY terse
+SELECT flow, status FROM autocdc.run('st2');
+\set VERBOSITY default
+SELECT flow, rows_read, status FROM autocdc.run('st2', full_refresh => true);
+SELECT flow, cluster_id = (SELECT system_identifier FROM pg_control_system()) AS rebased
+  FROM autocdc.checkpoint WHERE flow IN ('st_tgt', 'st_tlog') ORDER BY flow;
+SELECT count(*) FROM st_tlog;
+INSERT INTO src VALUES (40, 'new', 1);
+SELECT flow, rows_read, status FROM autocdc.run('st2');
+
+-- Snapshot flows keep no transaction ids: never refused so, a function
+-- source included.
+CREATE TABLE snap_1 (k int, v text);
+INSERT INTO snap_1 VALUES (1, 'x');
+CREATE FUNCTION next_snap(latest bigint) RETURNS TABLE (snapshot regclass, version bigint)
+LANGUAGE sql AS $$
+  SELECT 'st.snap_1'::regclass, 1::bigint WHERE latest IS NULL
+$$;
+CREATE TABLE st_snap (k int PRIMARY KEY, v text);
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'st_snap', source_function => 'next_snap(bigint)',
+  keys => ARRAY['k'], pipeline => 'st3');
+SELECT flow, rows_read, status FROM autocdc.run('st3');
+UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:', cluster_id = 42 WHERE flow = 'st_snap';
+SELECT flow, rows_read, status FROM autocdc.run('st3');
+
+DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3 CASCADE;
+DROP SCHEMA st CASCADE;
