@@ -352,3 +352,16 @@ INSERT INTO autocdc.lineage (system_identifier)
     SELECT s.system_identifier FROM pg_catalog.pg_control_system() s;
 REVOKE ALL ON autocdc.lineage FROM PUBLIC;
 GRANT SELECT ON autocdc.lineage TO PUBLIC;
+
+-- issue 13: rows a 0.1.0 source held when it became one have no stamp (its
+-- first run read them whole); 0.2.0 reads rows without a stamp, so they get
+-- the stamp such rows get now ('1', older than every snapshot), each
+-- source's rows as its owner.  A temporary function, gone with the update.
+CREATE FUNCTION autocdc._stamp_rows_before(source regclass) RETURNS bigint
+AS 'MODULE_PATHNAME', 'autocdc_stamp_rows_before'
+LANGUAGE C STRICT;
+SELECT autocdc._stamp_rows_before(s.source)
+  FROM (SELECT DISTINCT f.source FROM autocdc.flow f
+         WHERE f.source IS NOT NULL
+           AND f.read_mode OPERATOR(pg_catalog.=) 'incremental') s;
+DROP FUNCTION autocdc._stamp_rows_before(regclass);

@@ -13,6 +13,12 @@
 
 /* Hidden column a table gets when it becomes a source (DESIGN §4). */
 #define AUTOCDC_XID_COLUMN		"__autocdc_xid"
+/*
+ * The stamp of rows a table already held when it became a source: older
+ * than every snapshot, so a whole read (first run, full refresh) reads them
+ * and no incremental read does, and start_from => 'now' takes them as read.
+ */
+#define AUTOCDC_XID_BEFORE		"1"
 #define AUTOCDC_RESERVED_PREFIX "__autocdc"
 #define AUTOCDC_STAMP_TRIGGER	"__autocdc_stamp_xid"
 

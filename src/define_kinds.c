@@ -81,6 +81,8 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	List	   *track_list,
 			   *track_except;
 
+	/* an older catalog's function has other arguments: refuse before reading them */
+	catalog_check_version();
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "keys");
 	memset(&spec, 0, sizeof(spec));
@@ -165,6 +167,8 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 {
 	FlowSpec	spec;
 
+	/* an older catalog's function has other arguments: refuse before reading them */
+	catalog_check_version();
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "source");
 	memset(&spec, 0, sizeof(spec));

@@ -19,6 +19,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "source_read.h"
 
 #include "access/relation.h"
 #include "access/xact.h"
@@ -172,6 +173,13 @@ define_start_now(FlowSpec *spec)
 	if (strcmp(spec->kind, "auto_cdc") == 0 && spec->scd_type == 2)
 		seed_event_store(spec);
 
+	/* rows without a stamp (a partition attached) are in the source now too */
+	memset(&flow, 0, sizeof(flow));
+	flow.name = spec->name;
+	flow.source = spec->source;
+	flow.incremental = true;	/* define_refuse_start_now saw a table */
+	stamp_unstamped_rows(&flow, false);
+
 	spi_exec("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
 			 "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text",
 			 0, NULL, NULL, NULL, true);
@@ -181,8 +189,6 @@ define_start_now(FlowSpec *spec)
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(false);
 
-	memset(&flow, 0, sizeof(flow));
-	flow.name = spec->name;
 	flow.once = spec->once;		/* a ONCE flow counts as done */
 	catalog_save_checkpoint(&flow, snapshot, own_xid, (int64) cid, NULL);
 }

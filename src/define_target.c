@@ -559,8 +559,8 @@ define_prepare_source(FlowSpec *spec)
 
 	initStringInfo(&sql);
 	if (need_column)
-		appendStringInfo(&sql, "ALTER TABLE %s ADD COLUMN %s pg_catalog.xid8; ",
-						 qname, AUTOCDC_XID_COLUMN);
+		appendStringInfo(&sql, "ALTER TABLE %s ADD COLUMN %s pg_catalog.xid8 DEFAULT %s; ",
+						 qname, AUTOCDC_XID_COLUMN, quote_literal_cstr(AUTOCDC_XID_BEFORE));
 	if (need_default)
 		appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT pg_catalog.pg_current_xact_id(); ",
 						 qname, AUTOCDC_XID_COLUMN);

@@ -297,3 +297,42 @@ stamp_unstamped_rows(FlowDef *f, bool whole)
 				 1, argtypes, values, NULL, false);
 	autocdc_unbecome(&sw);
 }
+
+/*
+ * For the update from 0.1.0, whose sources kept no stamp for the rows they
+ * held when they became sources (the first run read them whole): those
+ * rows get the stamp such rows get now, so that no run reads them again.
+ * Rows of a partition attached under 0.1.0 were never read, and are taken
+ * as read too (README, Upgrading).  Done as the source's owner.
+ */
+PG_FUNCTION_INFO_V1(autocdc_stamp_rows_before);
+
+Datum
+autocdc_stamp_rows_before(PG_FUNCTION_ARGS)
+{
+	Oid			source = PG_GETARG_OID(0);
+	char	   *qname;
+	char	   *where;
+	UserSwitch	sw;
+	uint64		stamped = 0;
+
+	if (get_attnum(source, AUTOCDC_XID_COLUMN) == InvalidAttrNumber)
+		PG_RETURN_INT64(0);
+	qname = rel_qualified_name(source);
+	where = psprintf(" WHERE %s IS NULL", AUTOCDC_XID_COLUMN);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	autocdc_become_owner_of(&sw, source);
+	spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
+			 0, NULL, NULL, NULL, false);
+	if (spi_bool(0, 1))
+	{
+		spi_exec(psprintf("UPDATE %s SET %s = %s%s", qname, AUTOCDC_XID_COLUMN,
+						  quote_literal_cstr(AUTOCDC_XID_BEFORE), where),
+				 0, NULL, NULL, NULL, false);
+		stamped = SPI_processed;
+	}
+	autocdc_unbecome(&sw);
+	SPI_finish();
+	PG_RETURN_INT64((int64) stamped);
+}
