@@ -31,14 +31,17 @@
 
 PG_FUNCTION_INFO_V1(autocdc_on_drop_start);
 
-/* The SCD 2 targets whose as_of function lost its dependency on them. */
+/*
+ * The as_of functions (of targets with flows or not any more) that lost
+ * their dependency on the table whose row type is their first argument.
+ */
 #define LOST_AS_OF_SQL \
-	"SELECT p.oid, c.oid FROM autocdc.target t " \
-	"  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.target::pg_catalog.oid " \
-	"  JOIN pg_catalog.pg_proc p ON p.pronamespace OPERATOR(pg_catalog.=) $1 " \
+	"SELECT p.oid, c.oid FROM pg_catalog.pg_proc p " \
+	"  JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) p.proargtypes[0] " \
+	"  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.typrelid " \
+	" WHERE p.pronamespace OPERATOR(pg_catalog.=) $1 " \
 	"   AND p.proname OPERATOR(pg_catalog.=) 'as_of' AND p.pronargs OPERATOR(pg_catalog.=) 2 " \
-	"   AND p.proargtypes[0] OPERATOR(pg_catalog.=) c.reltype " \
-	" WHERE t.scd_type OPERATOR(pg_catalog.=) 2 AND NOT EXISTS " \
+	"   AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[]) AND NOT EXISTS " \
 	"  (SELECT 1 FROM pg_catalog.pg_depend d " \
 	"    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass " \
 	"      AND d.objid OPERATOR(pg_catalog.=) p.oid " \
@@ -63,7 +66,8 @@ autocdc_catalog_namespace(void)
 /*
  * ddl_command_start of DROP TABLE, DROP SCHEMA, DROP OWNED and DROP ACCESS
  * METHOD: every as_of function depends on its target again, so that it goes
- * with it.  Nobody's code runs; if the DROP fails, this rolls back with it.
+ * with it (also when the target lost its last flow, and so its
+ * registration).  Nobody's code runs; if the DROP fails, this rolls back with it.
  */
 Datum
 autocdc_on_drop_start(PG_FUNCTION_ARGS)

@@ -154,5 +154,15 @@ for my $node_db ([ $orig, 'src', 'original', 2 ], [ $orig, 'r_jobs', 'restored',
 	is($node->safe_psql($db, $DumpFixture::aux), '0 3 0 4 6 6', "$what: so does DROP SCHEMA ... CASCADE, with the ROW() type");
 }
 
+# A restored target whose last flow is dropped keeps its as_of and ROW()
+# type (its columns use the type) until it is dropped itself; a dropped
+# flow takes its checkpoint.
+$orig->safe_psql('r_custom', q{SELECT autocdc.drop_flow('hist.t_row')});
+is($orig->safe_psql('r_custom', $DumpFixture::aux), '2 4 1 5 7 7', 'drop_flow of the last flow into an SCD 2 target drops its event store');
+$orig->safe_psql('r_custom', 'DROP TABLE hist.t_row');
+is($orig->safe_psql('r_custom', $DumpFixture::aux), '1 4 0 5 7 7', 'DROP TABLE of that target takes as_of and the ROW() type');
+$orig->safe_psql('r_custom', q{SELECT autocdc.drop_flow('once_done')});
+is($orig->safe_psql('r_custom', $DumpFixture::aux), '1 4 0 5 6 6', 'drop_flow takes the checkpoint');
+
 $_->stop for ($orig, $ahead, $behind);
 done_testing();
