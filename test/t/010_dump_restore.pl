@@ -154,6 +154,10 @@ for my $node_db ([ $orig, 'src', 'original', 2 ], [ $orig, 'r_jobs', 'restored',
 	is($node->safe_psql($db, $DumpFixture::aux), '0 3 0 4 6 6', "$what: so does DROP SCHEMA ... CASCADE, with the ROW() type");
 }
 
+# DROP OWNED of the role owning a restored SCD 2 target takes it too.
+$behind->safe_psql('r_jobs', q{CREATE ROLE bob; ALTER TABLE t_scd2 OWNER TO bob; DROP OWNED BY bob});
+is($behind->safe_psql('r_jobs', $DumpFixture::aux), '1 4 1 5 7 7', 'restored elsewhere: DROP OWNED takes an SCD 2 target with its objects');
+
 # A restored target whose last flow is dropped keeps its as_of and ROW()
 # type (its columns use the type) until it is dropped itself; a dropped
 # flow takes its checkpoint.
