@@ -254,11 +254,13 @@ CREATE FUNCTION autocdc.create_auto_cdc_flow(
     ignore_null_updates_column_list        text[] DEFAULT NULL,
     ignore_null_updates_except_column_list text[] DEFAULT NULL,
     once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL)
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text)
     IS 'declare an AUTO CDC flow from a change table into an SCD target';
 
 CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
@@ -271,11 +273,13 @@ CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
     track_history_column_list        text[] DEFAULT NULL,
     track_history_except_column_list text[] DEFAULT NULL,
     once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL)
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text)
     IS 'declare a flow that applies full snapshots of a source to an SCD target';
 
 CREATE FUNCTION autocdc.create_append_flow(
@@ -283,11 +287,12 @@ CREATE FUNCTION autocdc.create_append_flow(
     source   regclass,
     name     text    DEFAULT NULL,
     once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL)
+    pipeline text    DEFAULT NULL,
+    start_from text  DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text)
+COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text)
     IS 'declare a flow that appends new source rows to a target by column name';
 
 CREATE FUNCTION autocdc.schedule(pipeline text, every interval)
@@ -334,6 +339,93 @@ LANGUAGE C;
 
 CREATE EVENT TRIGGER autocdc_sql_drop ON sql_drop
     EXECUTE FUNCTION autocdc._on_sql_drop();
+
+-- issue 13: pinned settings and retention
+-- The settings that change what an expression or a cast gives (TimeZone,
+-- DateStyle, ...) as 'name=value', as they were where the flow was
+-- created; every run of the flow applies them.
+ALTER TABLE autocdc.flow ADD COLUMN settings text[] NOT NULL;
+COMMENT ON COLUMN autocdc.flow.settings IS
+  'the settings that change expression results, as at the flow''s creation; applied by each run';
+-- How long the target remembers deleted keys; NULL: autocdc.tombstone_retention.
+ALTER TABLE autocdc.target ADD COLUMN tombstone_retention interval;
+CREATE OR REPLACE VIEW autocdc.flows WITH (security_invoker = true) AS
+SELECT f.name,
+       f.pipeline,
+       f.kind,
+       f.source,
+       f.source_function,
+       f.target,
+       f.keys,
+       f.sequence_by,
+       f.stored_as_scd_type AS scd_type,
+       f.read_mode,
+       f.once,
+       f.owner,
+       f.options,
+       c.snapshot      AS checkpoint,
+       c.snapshot_version,
+       c.once_done_at,
+       c.last_run_at,
+       c.last_status,
+       c.last_error,
+       f.expression_objects,
+       c.last_rows_read,
+       c.runs,
+       c.rows_read_total,
+       c.rows_upserted_total,
+       c.rows_deleted_total,
+       c.rows_skipped_total,
+       c.failures_total,
+       f.settings,
+       t.tombstone_retention
+  FROM autocdc.flow f
+  LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
+  LEFT JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target;
+COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint, last run and running totals';
+
+-- Per table source: below which transaction every flow over it has read
+-- every row (NULL while some flow has not run, or reads the source whole).
+CREATE FUNCTION autocdc._source_progress(OUT source regclass, OUT flows bigint,
+                                         OUT read_below xid8, OUT ready text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'autocdc_source_progress'
+LANGUAGE C STABLE;
+CREATE VIEW autocdc.source_progress AS SELECT * FROM autocdc._source_progress();
+GRANT SELECT ON autocdc.source_progress TO PUBLIC;
+COMMENT ON VIEW autocdc.source_progress IS
+  'autocdc: per table source, below which transaction every flow over it has read its rows (safe to prune for incremental runs)';
+
+-- Forgets what no event at or after `before` (a value of the target's
+-- sequence, as text) needs; see README, Retention.
+CREATE FUNCTION autocdc.compact(target regclass, before text,
+                                OUT keys_compacted bigint, OUT rows_dropped bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'autocdc_compact'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.compact(regclass, text)
+    IS 'drop the tombstones and stored events of a target that no event at or after a horizon needs';
+
+-- issue 13: uninstall, start_from, manual changes to targets
+-- What autocdc added to a table source, removed again (DROP EXTENSION
+-- leaves the column, its default and its index).
+CREATE FUNCTION autocdc.unprepare_source(source regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_unprepare_source'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.unprepare_source(regclass)
+    IS 'remove what autocdc added to a table source no flow reads (trigger, column __autocdc_xid, its default and index)';
+
+-- DROP EXTENSION autocdc CASCADE would drop the history columns of SCD 2
+-- targets sequenced by ROW(...) (their type is in schema autocdc): refused.
+CREATE FUNCTION autocdc._on_drop_extension()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_drop_extension'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_drop_extension ON ddl_command_start
+    WHEN TAG IN ('DROP EXTENSION')
+    EXECUTE FUNCTION autocdc._on_drop_extension();
 
 -- issue 13: dump and restore
 -- No foreign keys between the catalog tables: pg_restore -j loads their

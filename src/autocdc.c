@@ -51,10 +51,10 @@ _PG_init(void)
 
 	DefineCustomIntVariable("autocdc.tombstone_retention",
 							"How long deleted keys are remembered, so that late events older than the delete cannot bring them back.",
-							"Tombstones older than this are purged by the next run; -1 keeps them forever.",
+							"For targets whose flows set no tombstone_retention of their own. Tombstones older than this are purged by the next run; -1 keeps them forever.",
 							&autocdc_tombstone_retention_s,
 							2 * 24 * 3600, -1, INT_MAX,
-							PGC_USERSET, GUC_UNIT_S,
+							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("autocdc.databases",
 							   "Databases whose scheduled pipelines the background worker runs.",

@@ -49,6 +49,11 @@ extern Oid	autocdc_relation_owner(Oid relid);
 extern void autocdc_refuse_within_flow(const char *function);	/* run.c */
 extern void autocdc_become_owner_of(UserSwitch *sw, Oid relid);
 
+/* Settings a flow pins at creation and its runs apply (util.c). */
+struct ArrayType;
+extern Datum autocdc_current_settings(void);
+extern void autocdc_apply_settings(struct ArrayType *settings);
+
 /* SPI helpers: errors are raised, never returned. */
 extern int	spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					 const char *nulls, bool read_only);
@@ -56,6 +61,7 @@ extern uint64 spi_exec_by_tid(const char *sql);
 extern void catalog_exec(const char *sql, int nargs, Oid *argtypes,
 						 Datum *values, const char *nulls);
 extern char *spi_value(int row, int col);	/* NULL for SQL NULL */
+extern char *spi_value_canonical(int row, int col);
 extern bool spi_bool(int row, int col);
 extern int64 spi_int64(int row, int col);
 
@@ -66,6 +72,7 @@ extern char *rel_qualified_name(Oid relid);
 extern char *type_qualified_name(Oid typid);
 extern void append_column_list(StringInfo buf, List *names, const char *prefix);
 extern bool list_has_string(List *names, const char *name);
+extern List *partition_key_columns(Oid relid, bool *expr);
 extern int	list_index_of_string(List *names, const char *name);
 
 /* Comparisons emitted into generated SQL, operators resolved from the type. */

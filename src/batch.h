@@ -15,6 +15,7 @@
 
 #include "executor/tuptable.h"
 #include "fmgr.h"
+#include "storage/itemptr.h"
 #include "utils/sortsupport.h"
 #include "utils/tuplestore.h"
 
@@ -182,8 +183,42 @@ extern bool batch_relation_register(BatchRelation *r);	/* false when empty */
 
 /* Descriptors: (idname int4, keys as the events have them, "extra" more) */
 extern TupleDesc batch_keyed_desc(Batch *b, const char *idname, int extra);
-/* (__autocdc_tid, "extra" more) */
-extern TupleDesc batch_tid_desc(int extra);
+
+/*
+ * A stored row: its tid in the table that holds it.  A tid alone repeats
+ * across the partitions of a partitioned target, so rows are named by
+ * (tableoid, ctid); the table's oid is read with the tid ("x.ctid,
+ * x.tableoid") and goes to SQL with it.
+ */
+typedef struct BatchRowId
+{
+	ItemPointerData tid;
+	Oid			rel;
+} BatchRowId;
+
+/* The row id read from columns attno (ctid) and attno + 1 (tableoid). */
+extern void batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id);
+
+/*
+ * Whether stored rows of the flow's target go to SQL with their keys (and
+ * the column "also", when not NULL) too: on a partitioned target whose
+ * partition keys are of those columns only.
+ */
+extern bool batch_rows_by_keys(FlowDef *flow, const char *also);
+
+/*
+ * (__autocdc_tid, __autocdc_rel, "extra" more from attribute
+ * BATCH_ROW_ID_ATTS + 1, then the keys as the events have them when "keys")
+ */
+#define BATCH_ROW_ID_ATTS 2
+extern TupleDesc batch_tid_desc(Batch *b, int extra, bool keys);
+/* values[0..1] := the row id */
+extern void batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls);
+/* values[at..] := the keys */
+extern void batch_put_row_keys(Batch *b, int at, Datum *keys, Datum *values, bool *nulls);
+/* "t.ctid = u.__autocdc_tid AND t.tableoid = u.__autocdc_rel[ AND <keys equal>]" */
+extern char *batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u);
+
 /* attribute attno as "name" of the sequence's type */
 extern void batch_seq_entry(Batch *b, TupleDesc desc, int attno, const char *name);
 

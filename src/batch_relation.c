@@ -6,7 +6,9 @@
  *-------------------------------------------------------------------------
  */
 #include "batch.h"
+#include "validate.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/memutils.h"
@@ -89,13 +91,91 @@ batch_keyed_desc(Batch *b, const char *idname, int extra)
 	return desc;
 }
 
-TupleDesc
-batch_tid_desc(int extra)
+void
+batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id)
 {
-	TupleDesc	desc = CreateTemplateTupleDesc(1 + extra);
+	bool		isnull;
+
+	id->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, attno, desc, &isnull));
+	id->rel = DatumGetObjectId(heap_getattr(tup, attno + 1, desc, &isnull));
+}
+
+/*
+ * A tid alone is looked up in every partition of a partitioned target.
+ * With the keys, when they hold the partition keys, the lookup goes to
+ * the row's own partition (run-time partition pruning).
+ */
+bool
+batch_rows_by_keys(FlowDef *flow, const char *also)
+{
+	bool		expr;
+	List	   *cols = partition_key_columns(flow->target, &expr);
+	ListCell   *lc;
+
+	if (cols == NIL || expr)
+		return false;
+	foreach(lc, cols)
+		if (!list_has_string(flow->keys, lfirst(lc)) &&
+			(also == NULL || strcmp(also, lfirst(lc)) != 0))
+			return false;
+	return true;
+}
+
+TupleDesc
+batch_tid_desc(Batch *b, int extra, bool keys)
+{
+	int			first = BATCH_ROW_ID_ATTS + extra + 1;
+	TupleDesc	desc = CreateTemplateTupleDesc(first - 1 + (keys ? b->nkeys : 0));
 
 	TupleDescInitEntry(desc, 1, "__autocdc_tid", TIDOID, -1, 0);
+	TupleDescInitEntry(desc, 2, "__autocdc_rel", OIDOID, -1, 0);
+	for (int i = 0; keys && i < b->nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
+
+		TupleDescInitEntry(desc, first + i, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
+		TupleDescInitEntryCollation(desc, first + i, att->attcollation);
+	}
 	return desc;
+}
+
+void
+batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls)
+{
+	values[0] = PointerGetDatum(&id->tid);
+	values[1] = ObjectIdGetDatum(id->rel);
+	nulls[0] = nulls[1] = false;
+}
+
+void
+batch_put_row_keys(Batch *b, int at, Datum *keys, Datum *values, bool *nulls)
+{
+	for (int i = 0; i < b->nkeys; i++)
+	{
+		values[at + i] = keys[i];
+		nulls[at + i] = false;
+	}
+}
+
+/*
+ * The tableoid is a filter after the TID lookup: on a partitioned table
+ * each partition (each one the keys may be in) is looked up at the tid,
+ * and only the row of the right one is kept.
+ */
+char *
+batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "%s.ctid OPERATOR(pg_catalog.=) %s.__autocdc_tid AND "
+					 "%s.tableoid OPERATOR(pg_catalog.=) %s.__autocdc_rel", t, u, t, u);
+	if (keys)
+	{
+		appendStringInfoString(&sql, " AND ");
+		append_keys_match(&sql, flow, t, u);
+	}
+	return sql.data;
 }
 
 void

@@ -15,7 +15,9 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -29,6 +31,17 @@ array_col(int row, int col)
 								  SPI_tuptable->tupdesc, col, &isnull);
 
 	return isnull ? NIL : text_array_to_list(d);
+}
+
+/* A text[] column, copied out of the result (NULL for SQL NULL). */
+static ArrayType *
+settings_col(int row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
+								  SPI_tuptable->tupdesc, col, &isnull);
+
+	return isnull ? NULL : DatumGetArrayTypePCopy(d);
 }
 
 static Oid
@@ -90,7 +103,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
 				 "       t.state_table::pg_catalog.oid, "
 				 "       t.sequence_type::pg_catalog.oid, t.track_columns, f.kind, "
-				 "       f.source_function, f.expression_objects "
+				 "       f.source_function, f.expression_objects, f.settings "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -126,6 +139,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		f->source_function = spi_value(i, 19);
 		f->expression_objects = array_col(i, 20);
 		f->expression_objects_unset = spi_value(i, 20) == NULL;
+		f->settings = settings_col(i, 21);
 		result = lappend(result, f);
 	}
 	return result;
@@ -170,7 +184,9 @@ catalog_load_target_state(FlowDef *flow)
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
 
-	catalog_exec("SELECT partial_columns, truncate_seq FROM autocdc.target "
+	catalog_exec("SELECT partial_columns, truncate_seq, "
+				 "       pg_catalog.date_part('epoch', tombstone_retention) "
+				 "  FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
@@ -179,6 +195,14 @@ catalog_load_target_state(FlowDef *flow)
 				 errmsg("target of flow \"%s\" was dropped while the run started", flow->name)));
 	flow->state_partial = array_col(0, 1);
 	flow->truncate_seq = spi_value(0, 2);
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+
+		/* NULL: the server-wide setting (-1 there keeps them forever) */
+		flow->tombstone_retention_s = isnull ? (double) autocdc_tombstone_retention_s
+			: DatumGetFloat8(d);
+	}
 }
 
 void
@@ -388,4 +412,56 @@ catalog_pipeline_owner(const char *pipeline, int64 *id)
 	if (id)
 		*id = spi_int64(0, 2);
 	return oid_col(0, 1);
+}
+
+PG_FUNCTION_INFO_V1(autocdc_source_progress);
+
+/*
+ * autocdc.source_progress: per table source, the transaction below which
+ * every flow over it has read every row (the least xmin of their
+ * checkpoints, which keep a run's own transaction out of theirs).  NULL
+ * while a flow has not run yet, and for sources a snapshot flow reads
+ * whole.  Computed over every flow, as a prune must be safe for all; shown
+ * to whoever sees one of the source's flows or has its owner's privileges.
+ */
+Datum
+autocdc_source_progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(GetUserId())};
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	catalog_exec("SELECT p.source, p.flows, p.read_below, "
+				 "       pg_catalog.format('%I OPERATOR(pg_catalog.<) %L::pg_catalog.xid8', "
+				 "                         '" AUTOCDC_XID_COLUMN "', p.read_below) "
+				 "  FROM (SELECT f.source, pg_catalog.count(*) AS flows, r.relowner, "
+				 "               CASE WHEN pg_catalog.bool_and(f.kind OPERATOR(pg_catalog.<>) 'snapshot' "
+				 "                      AND f.read_mode OPERATOR(pg_catalog.=) 'incremental' "
+				 "                      AND c.snapshot IS NOT NULL) "
+				 "                    THEN pg_catalog.min(pg_catalog.pg_snapshot_xmin(c.snapshot)) END AS read_below, "
+				 "               pg_catalog.bool_or(pg_catalog.pg_has_role($1, f.owner::pg_catalog.oid, 'USAGE')) AS sees "
+				 "          FROM autocdc.flow f "
+				 "          JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) f.source "
+				 "           AND r.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[]) "
+				 "          LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name "
+				 "         GROUP BY f.source, r.relowner) p "
+				 " WHERE p.sees OR pg_catalog.pg_has_role($1, p.relowner, 'USAGE') "
+				 " ORDER BY p.source::pg_catalog.text",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		vals[4];
+		bool		nulls[4];
+
+		for (int c = 0; c < 4; c++)
+			vals[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+									c + 1, &nulls[c]);
+		nulls[3] = nulls[2];
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, vals, nulls);
+	}
+	SPI_finish();
+	return (Datum) 0;
 }

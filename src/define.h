@@ -39,6 +39,7 @@ typedef struct FlowSpec
 	bool		once;
 	int			scd_type;
 	char	   *options_json;
+	bool		start_now;		/* start_from => 'now' */
 
 	/* Derived. */
 	bool		incremental;	/* source is a table: read by transaction */
@@ -46,6 +47,8 @@ typedef struct FlowSpec
 	Oid			seq_type;		/* RECORDOID for ROW(...) until a type exists */
 	List	   *seq_row_types;	/* field types of a ROW(...) sequence */
 	List	   *seq_row_typmods;
+	Oid			seq_coll;		/* the sequence's collation, InvalidOid if none */
+	List	   *seq_row_colls;	/* field collations of a ROW(...) sequence */
 	char	   *seq_norm;		/* expressions, names resolved, search_path-proof */
 	char	   *deletes_norm;
 	char	   *truncates_norm;
@@ -55,6 +58,8 @@ typedef struct FlowSpec
 	const char *kind;			/* "auto_cdc", "snapshot" or "append" */
 	Oid			columns_rel;	/* where source_columns came from */
 	Oid			source_function;	/* snapshot flows fed by a function */
+	Datum		tombstone_retention;	/* interval, when retention_given */
+	bool		retention_given;
 } FlowSpec;
 
 extern void define_resolve_columns(FlowSpec *spec, List *column_list,
@@ -71,20 +76,29 @@ extern List *define_list_arg(FunctionCallInfo fcinfo, int n);
 extern void define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
 extern int	define_scd_type_arg(FunctionCallInfo fcinfo, int n);
 extern void define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
+extern void define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
 extern void define_refuse_both(List *a, List *b, const char *aname, const char *bname);
 extern void define_analyze_expressions(FlowSpec *spec);
 extern void define_create_flow(FlowSpec *spec);
 extern void define_drop_orphan_targets(void);
 
+/* define_start.c: start_from */
+extern bool define_start_from_arg(FunctionCallInfo fcinfo, int n);
+extern void define_refuse_start_now(FlowSpec *spec);
+extern void define_start_now(FlowSpec *spec);
+
 /* Helpers define_target.c lends to define_scd2.c. */
 extern char *type_with_typmod(Oid typid, int32 typmod);
 extern void append_collation(StringInfo buf, Oid collation, Oid typid);
 extern char *define_column_ddl(Oid relid, const char *col);
+extern char *define_seq_column_type(FlowSpec *spec);
+extern void define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite);
 extern void define_depend_on_target(Oid classid, Oid objid, Oid target);
 extern void define_free_name(char *name, const char *prefix, Oid target, bool type);
 extern bool define_same_oid_lists(List *a, List *b);
 extern List *define_composite_field_types(Oid typid);
 extern bool define_has_unique_index(Oid relid, List *columns);
+extern char *define_unique_index_hint(Oid relid, List *columns);
 extern void define_require_owner(Oid relid);
 extern void define_refuse_temporary(Oid relid, const char *what);
 extern void define_require_run_access(FlowSpec *spec);
@@ -103,6 +117,7 @@ extern Oid	define_create_aux_table(FlowSpec *spec, const char *ddl, const char *
 /* define_scd2.c */
 extern void scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);
 extern void scd2_check_existing_target(FlowSpec *spec, Oid relid);
+extern void scd2_check_history_collations(FlowSpec *spec, Oid relid);
 extern void scd2_add_history_columns(FlowSpec *spec);
 extern Oid	scd2_create_event_store(FlowSpec *spec, Oid owner);
 extern void scd2_extend_event_store(FlowSpec *spec, Oid events);

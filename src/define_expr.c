@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "collation.h"
 #include "expr_pin.h"
 
 #include "access/htup_details.h"
@@ -171,6 +172,7 @@ define_analyze_expressions(FlowSpec *spec)
 
 	spec->seq_norm = analyze_expr(spec, spec->sequence_by, "sequence_by", &node);
 	spec->seq_type = exprType(node);
+	spec->seq_coll = acdc_expr_collation(node, "sequence_by");
 	if (spec->seq_type == RECORDOID)
 	{
 		ListCell   *lc;
@@ -184,6 +186,8 @@ define_analyze_expressions(FlowSpec *spec)
 			define_require_sortable(exprType(lfirst(lc)), "every field of sequence_by");
 			spec->seq_row_types = lappend_oid(spec->seq_row_types, exprType(lfirst(lc)));
 			spec->seq_row_typmods = lappend_int(spec->seq_row_typmods, exprTypmod(lfirst(lc)));
+			spec->seq_row_colls = lappend_oid(spec->seq_row_colls,
+											  acdc_expr_collation(lfirst(lc), "a field of sequence_by"));
 		}
 	}
 	else

@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "collation.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
@@ -94,6 +95,8 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	track_except = define_list_arg(fcinfo, 7);
 	spec.once = !PG_ARGISNULL(8) && PG_GETARG_BOOL(8);
 	define_pipeline_arg(&spec, fcinfo, 9);
+	define_retention_arg(&spec, fcinfo, 10);
+	spec.start_now = define_start_from_arg(fcinfo, 11);
 
 	if (OidIsValid(spec.source) == OidIsValid(spec.source_function))
 		ereport(ERROR,
@@ -111,11 +114,12 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keys must name at least one column, and names must not be empty")));
-	spec.options_json = define_options_json(fcinfo, 10,
+	define_refuse_start_now(&spec);
+	spec.options_json = define_options_json(fcinfo, 12,
 											(const char *const[]) {"target", "keys", "source",
 												"source_function", "name", "stored_as_scd_type",
 												"track_history_column_list", "track_history_except_column_list",
-											"once", "pipeline"});
+											"once", "pipeline", "tombstone_retention", "start_from"});
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -132,6 +136,8 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 		Oid			target = RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
 
 		spec.seq_type = check_source_function(spec.source_function);
+		/* a version has no collation of its own: its type's orders it */
+		spec.seq_coll = acdc_value_collation(spec.seq_type, get_typcollation(spec.seq_type));
 		if (!OidIsValid(target))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -168,12 +174,14 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 	spec.name = PG_ARGISNULL(2) ? spec.target_name : define_text_arg(fcinfo, 2);
 	spec.once = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
 	define_pipeline_arg(&spec, fcinfo, 4);
+	spec.start_now = define_start_from_arg(fcinfo, 5);
 	if (spec.name[0] == '\0' || spec.pipeline[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("flow and pipeline names must not be empty")));
-	spec.options_json = define_options_json(fcinfo, 5,
-											(const char *const[]) {"target", "source", "name", "once", "pipeline"});
+	spec.options_json = define_options_json(fcinfo, 6,
+											(const char *const[]) {"target", "source", "name", "once",
+											"pipeline", "start_from"});
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "collation.h"
 #include "expr_pin.h"
 
 #include "access/htup_details.h"
@@ -50,7 +51,7 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 	ListCell   *lc;
 	List	   *added = NIL;
 	char	   *qstate = rel_qualified_name(state);
-	char	   *seqtype = type_qualified_name(spec->seq_type);
+	char	   *seqtype = define_seq_column_type(spec);
 	UserSwitch	sw;
 
 	/* the state holds rows now: what ALTER and UPDATE set off runs as its owner */
@@ -170,6 +171,38 @@ columns_needing_tracking(FlowSpec *spec)
 }
 
 /*
+ * The target's tombstone retention: the first flow that gives one sets it;
+ * a later flow may leave it out or give the same, never another.
+ */
+static void
+register_retention(FlowSpec *spec)
+{
+	Oid			argtypes[2] = {OIDOID, INTERVALOID};
+	Datum		values[2] = {ObjectIdGetDatum(spec->target), spec->tombstone_retention};
+
+	if (!spec->retention_given)
+		return;
+	catalog_exec("UPDATE autocdc.target SET tombstone_retention = $2 "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+				 "   AND tombstone_retention IS NULL",
+				 2, argtypes, values, NULL);
+	if (SPI_processed == 1)
+		return;
+	catalog_exec("SELECT tombstone_retention::pg_catalog.text, $2::pg_catalog.text "
+				 "  FROM autocdc.target "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+				 "   AND tombstone_retention OPERATOR(pg_catalog.<>) $2",
+				 2, argtypes, values, NULL);
+	if (SPI_processed == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flow \"%s\" gives tombstone_retention %s, but target \"%s\" keeps tombstones for %s",
+						spec->name, spi_value(0, 2), get_rel_name(spec->target), spi_value(0, 1)),
+				 errdetail("The retention is the target's, shared by every flow into it."),
+				 errhint("Leave tombstone_retention out to use the target's.")));
+}
+
+/*
  * Registers the target and its state, or, when other flows already feed
  * it, checks that this one agrees with them (DESIGN §3: several AUTO CDC
  * flows into one target).
@@ -212,6 +245,7 @@ register_target(FlowSpec *spec, Oid owner)
 							spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type),
 							tname, format_type_be(seqtype)),
 					 errdetail("Flows into one target share one ordering.")));
+		define_check_seq_collation(spec, state, composite);
 		if (spec->scd_type == 2)
 		{
 			Datum		tc = SPI_getbinval(tup, desc, 7, &isnull);
@@ -227,6 +261,7 @@ register_target(FlowSpec *spec, Oid owner)
 		}
 		add_state_partial_columns(spec, state, tracked,
 								  columns_needing_tracking(spec));
+		register_retention(spec);
 		return;
 	}
 
@@ -250,6 +285,8 @@ register_target(FlowSpec *spec, Oid owner)
 		{
 			if (spec->target_created)
 				scd2_add_history_columns(spec);
+			else
+				scd2_check_history_collations(spec, spec->target);
 			state = scd2_create_event_store(spec, owner);
 			scd2_create_as_of(spec, owner);
 		}
@@ -273,6 +310,7 @@ register_target(FlowSpec *spec, Oid owner)
 					 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7, $8)",
 					 8, argtypes2, values2, nulls2);
 		add_state_partial_columns(spec, state, NIL, spec->ignore_null);
+		register_retention(spec);
 	}
 }
 
@@ -418,11 +456,11 @@ register_append_target(FlowSpec *spec)
 static void
 insert_flow_row(FlowSpec *spec)
 {
-	Oid			types[17] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
+	Oid			types[18] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
 		TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID,
-	BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID};
-	Datum		vals[17];
-	char		nulls[17];
+	BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
+	Datum		vals[18];
+	char		nulls[18];
 	char	   *fn = OidIsValid(spec->source_function) ?
 		format_procedure_qualified(spec->source_function) : NULL;
 
@@ -454,16 +492,17 @@ insert_flow_row(FlowSpec *spec)
 	vals[16] = list_to_text_array(acdc_expression_objects(GetUserId(), spec->source,
 														  spec->seq_norm, spec->deletes_norm,
 														  spec->truncates_norm, fn));
+	vals[17] = autocdc_current_settings();
 
 	catalog_exec(psprintf("INSERT INTO autocdc.flow (name, pipeline, kind, target, source, keys, "
 						  "  sequence_by, stored_as_scd_type, apply_as_deletes, apply_as_truncates, "
 						  "  columns, ignore_null_columns, once, read_mode, owner, options, source_function, "
-						  "  expression_objects) "
+						  "  expression_objects, settings) "
 						  "VALUES ($1, $2, $15, $3::pg_catalog.regclass, $4::pg_catalog.regclass, "
 						  "  $5, $6, $7, $8, $9, $10, $11, $12, $13, %u::pg_catalog.oid::pg_catalog.regrole, "
-						  "  $14::pg_catalog.jsonb, $16, $17)",
+						  "  $14::pg_catalog.jsonb, $16, $17, $18)",
 						  GetUserId()),
-				 17, types, vals, nulls);
+				 18, types, vals, nulls);
 	catalog_exec("INSERT INTO autocdc.checkpoint (flow) VALUES ($1)",
 				 1, types, vals, NULL);
 }
@@ -500,6 +539,7 @@ define_create_flow(FlowSpec *spec)
 
 	autocdc_refuse_within_flow("creating a flow");
 	catalog_check_version();
+	define_refuse_start_now(spec);
 	ensure_pipeline(spec);
 	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
@@ -571,6 +611,8 @@ define_create_flow(FlowSpec *spec)
 	else
 		register_target(spec, autocdc_relation_owner(spec->target));
 	insert_flow_row(spec);
+	if (spec->start_now)
+		define_start_now(spec);
 }
 
 /* Whether anything but its own array type uses a type (a column, say). */

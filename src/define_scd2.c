@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "collation.h"
 
 #include "catalog/namespace.h"
 #include "catalog/pg_proc.h"
@@ -49,6 +50,41 @@ scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the flow would track no column"),
 				 errhint("Track at least one value column, or leave the track-history options out to track all.")));
+}
+
+/*
+ * The history columns of an existing target order versions as the
+ * sequence does: in its collation (a composite __start_at: in its fields'
+ * collations).  Checked for the first flow into it; the flows after it
+ * are held to the first's ordering (define_check_seq_collation).
+ */
+void
+scd2_check_history_collations(FlowSpec *spec, Oid relid)
+{
+	const char *detail = "The history columns order versions as the sequence orders events.";
+
+	if (spec->seq_row_colls != NIL)
+	{
+		ListCell   *la,
+				   *lb;
+		List	   *fields = acdc_composite_field_collations(spec->seq_type);
+
+		forboth(la, spec->seq_row_colls, lb, fields)
+			if (lfirst_oid(la) != lfirst_oid(lb))
+			ereport(ERROR,
+					(errcode(ERRCODE_COLLATION_MISMATCH),
+					 errmsg("field %d of type %s, the type of __start_at of \"%s\", has %s, but that field of sequence_by has %s",
+							foreach_current_index(la) + 1, format_type_be(spec->seq_type),
+							get_rel_name(relid), acdc_collation_text(lfirst_oid(lb)),
+							acdc_collation_text(lfirst_oid(la))),
+					 errdetail("%s", detail),
+					 errhint("Write the fields of sequence_by with the collations of the type's, or give the type the fields' collations.")));
+		return;
+	}
+	acdc_refuse_collation("sequence_by", spec->seq_coll, "__start_at", relid,
+						  acdc_column_collation(relid, "__start_at"), detail, true);
+	acdc_refuse_collation("sequence_by", spec->seq_coll, "__end_at", relid,
+						  acdc_column_collation(relid, "__end_at"), detail, true);
 }
 
 /*
@@ -100,8 +136,7 @@ scd2_check_existing_target(FlowSpec *spec, Oid relid)
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("SCD type 2 target \"%s\" has no unique index on (%s)", relname, cols.data),
 				 errdetail("A key has one version per __start_at."),
-				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s);",
-						 rel_qualified_name(relid), cols.data)));
+				 errhint("%s", define_unique_index_hint(relid, keys_start))));
 	}
 }
 
@@ -114,7 +149,7 @@ void
 scd2_add_history_columns(FlowSpec *spec)
 {
 	char	   *qname = rel_qualified_name(spec->target);
-	char	   *seqtype = type_qualified_name(spec->seq_type);
+	char	   *seqtype = define_seq_column_type(spec);
 	StringInfoData keys;
 
 	UserSwitch	sw;
@@ -142,17 +177,22 @@ scd2_create_event_store(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
+	char	   *qname;
 	ListCell   *lc;
 
 	initStringInfo(&sql);
-	define_aux_table_head(&sql, spec, "__autocdc_events", sname);
+	qname = define_aux_table_head(&sql, spec, "__autocdc_events", sname);
 	appendStringInfo(&sql, "__autocdc_seq %s NOT NULL, __autocdc_kind pg_catalog.text NOT NULL, ",
-					 type_qualified_name(spec->seq_type));
+					 define_seq_column_type(spec));
 	foreach(lc, spec->columns)
 		appendStringInfo(&sql, "%s, ", define_column_ddl(spec->target, lfirst(lc)));
-	appendStringInfoString(&sql, "__autocdc_inherit pg_catalog.text[], PRIMARY KEY (");
+	/* when an event was stored (retention); a delete's is NULL once it is a floor (retention.c) */
+	appendStringInfoString(&sql, "__autocdc_inherit pg_catalog.text[], "
+						   "__autocdc_stored_at pg_catalog.timestamptz DEFAULT pg_catalog.now(), PRIMARY KEY (");
 	append_column_list(&sql, spec->keys, NULL);
-	appendStringInfoString(&sql, ", __autocdc_seq))");
+	appendStringInfo(&sql, ", __autocdc_seq)); "
+					 "CREATE INDEX ON %s (__autocdc_stored_at) WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd'",
+					 qname);
 	return define_create_aux_table(spec, sql.data, sname, "events", owner);
 }
 
@@ -195,17 +235,22 @@ scd2_create_as_of(FlowSpec *spec, Oid owner)
 	char	   *qtarget = rel_qualified_name(spec->target);
 	char	   *rowtype = type_qualified_name(get_rel_type_id(spec->target));
 	char	   *seqtype = type_qualified_name(spec->seq_type);
-	StringInfoData body;
+	StringInfoData body,
+				at;
 	UserSwitch	sw;
 	Oid			argtypes[2] = {get_rel_type_id(spec->target), spec->seq_type};
 	List	   *name = list_make2(makeString("autocdc"), makeString("as_of"));
 	Oid			fn;
 
+	/* `at` compares in the history's collation, whatever the caller's */
+	initStringInfo(&at);
+	appendStringInfoString(&at, "$2");
+	acdc_append_collate(&at, spec->seq_coll);
 	initStringInfo(&body);
 	appendStringInfo(&body, "SELECT * FROM %s WHERE ", qtarget);
-	append_seq_cmp(&body, "__start_at", "<=", "$2", spec->seq_type);
+	append_seq_cmp(&body, "__start_at", "<=", at.data, spec->seq_type);
 	appendStringInfoString(&body, " AND (__end_at IS NULL OR ");
-	append_seq_cmp(&body, "__end_at", ">", "$2", spec->seq_type);
+	append_seq_cmp(&body, "__end_at", ">", at.data, spec->seq_type);
 	appendStringInfoChar(&body, ')');
 
 	fn = LookupFuncName(name, 2, argtypes, true);

@@ -8,6 +8,7 @@
  */
 #include "define.h"
 #include "append.h"
+#include "collation.h"
 
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -269,14 +270,25 @@ any_index(Oid relid, IndexTest test, void *arg)
 	return found;
 }
 
-/* A valid unique index on exactly the key columns, without expressions. */
+typedef struct UniqueColumns
+{
+	List	   *columns;		/* all must be in the index */
+	List	   *partition;		/* the others it may hold */
+} UniqueColumns;
+
+/*
+ * A valid unique index on the columns, without expressions: on exactly
+ * them, or on a partitioned table on them and columns of its partition
+ * keys, which PostgreSQL requires in its unique indexes (the columns are
+ * then unique as autocdc writes the table, not by the index).
+ */
 static bool
 is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 {
-	List	   *keys = arg;
+	UniqueColumns *want = arg;
+	List	   *found = NIL;
 
 	if (!idx->indisunique || !idx->indisvalid ||
-		idx->indnkeyatts != list_length(keys) ||
 		!heap_attisnull(tup, Anum_pg_index_indexprs, NULL) ||
 		!heap_attisnull(tup, Anum_pg_index_indpred, NULL))
 		return false;
@@ -284,16 +296,52 @@ is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 	{
 		char	   *att = get_attname(relid, idx->indkey.values[i], true);
 
-		if (att == NULL || !list_has_string(keys, att))
+		if (att != NULL && list_has_string(want->columns, att))
+		{
+			if (!list_has_string(found, att))
+				found = lappend(found, att);
+		}
+		else if (att == NULL || !list_has_string(want->partition, att))
 			return false;
 	}
-	return true;
+	return list_length(found) == list_length(want->columns);
 }
 
 bool
 define_has_unique_index(Oid relid, List *columns)
 {
-	return any_index(relid, is_unique_on_keys, columns);
+	UniqueColumns want;
+	bool		expr;
+
+	want.columns = columns;
+	want.partition = partition_key_columns(relid, &expr);
+	return any_index(relid, is_unique_on_keys, &want);
+}
+
+/*
+ * The hint of a target without a unique index on "columns": the index to
+ * create, with the partition keys' columns on a partitioned table.
+ */
+char *
+define_unique_index_hint(Oid relid, List *columns)
+{
+	bool		expr;
+	List	   *part = partition_key_columns(relid, &expr);
+	List	   *all = list_copy(columns);
+	StringInfoData cols;
+	ListCell   *lc;
+
+	if (expr)
+		return pstrdup("Partition the target by columns: a unique index cannot include a partition key expression.");
+	foreach(lc, part)
+		if (!list_has_string(all, lfirst(lc)))
+			all = lappend(all, lfirst(lc));
+	initStringInfo(&cols);
+	append_column_list(&cols, all, NULL);
+	if (part != NIL)
+		return psprintf("Create one (on a partitioned table it holds the partition key's columns too): "
+						"CREATE UNIQUE INDEX ON %s (%s);", rel_qualified_name(relid), cols.data);
+	return psprintf("Create one: CREATE UNIQUE INDEX ON %s (%s);", rel_qualified_name(relid), cols.data);
 }
 
 /* "name type [COLLATE c]" of a column of `relid`, for DDL. */
@@ -310,6 +358,57 @@ define_column_ddl(Oid relid, const char *col)
 	appendStringInfo(&buf, "%s %s", quote_identifier(col), type_with_typmod(typid, typmod));
 	append_collation(&buf, coll, typid);
 	return buf.data;
+}
+
+/* The sequence's type for a column autocdc creates, with its collation. */
+char *
+define_seq_column_type(FlowSpec *spec)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, type_qualified_name(spec->seq_type));
+	append_collation(&buf, spec->seq_coll, spec->seq_type);
+	return buf.data;
+}
+
+/*
+ * A flow joining a registered target orders as the flows before it: the
+ * state's sequence column, or the fields of the ROW(...) sequence's type,
+ * carry their collation.
+ */
+void
+define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite)
+{
+	Oid			have = acdc_state_seq_collation(state, spec->scd_type);
+	Oid			want = spec->seq_coll;
+
+	if (OidIsValid(composite) && OidIsValid(get_typ_typrelid(composite)))
+	{
+		ListCell   *la,
+				   *lb;
+		List	   *fields = acdc_composite_field_collations(composite);
+
+		if (spec->seq_row_colls == NIL)
+			return;				/* not a ROW(...): its type was checked */
+		forboth(la, spec->seq_row_colls, lb, fields)
+		{
+			if (lfirst_oid(la) == lfirst_oid(lb))
+				continue;
+			have = lfirst_oid(lb);
+			want = lfirst_oid(la);
+			break;
+		}
+	}
+	if (have != want)
+		ereport(ERROR,
+				(errcode(ERRCODE_COLLATION_MISMATCH),
+				 errmsg("sequence_by of flow \"%s\" orders by %s, but the other flows into \"%s\" by %s",
+						spec->name, acdc_collation_text(want), get_rel_name(spec->target),
+						acdc_collation_text(have)),
+				 errdetail("Flows into one target share one ordering."),
+				 OidIsValid(have) ?
+				 errhint("Write the sequence (or its fields) with COLLATE \"%s\".", get_collation_name(have)) : 0));
 }
 
 static void check_scd_target(FlowSpec *spec, Oid relid);
@@ -372,10 +471,17 @@ check_scd_target(FlowSpec *spec, Oid relid)
 							c->name, format_type_be(c->typid), get_rel_name(spec->source),
 							format_type_be(ttype), relname),
 					 errhint("Make the types assignable, or leave the column out of the flow.")));
+		if (list_has_string(spec->keys, c->name))
+			acdc_refuse_collation(psprintf("key \"%s\" of \"%s\"", c->name,
+										   get_rel_name(spec->columns_rel)),
+								  acdc_value_collation(c->typid, c->collation), c->name, relid,
+								  acdc_column_collation(relid, c->name),
+								  "The target's unique index matches keys in the collation of its column; the flow would match them in the source's.",
+								  false);
 	}
 	if (spec->scd_type == 2)
 		scd2_check_existing_target(spec, relid);
-	else if (!any_index(relid, is_unique_on_keys, spec->keys))
+	else if (!define_has_unique_index(relid, spec->keys))
 	{
 		StringInfoData cols;
 
@@ -385,8 +491,7 @@ check_scd_target(FlowSpec *spec, Oid relid)
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("target \"%s\" has no unique index on the keys (%s)", relname, cols.data),
 				 errdetail("An SCD type 1 target holds one row per key."),
-				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s);",
-						 rel_qualified_name(relid), cols.data)));
+				 errhint("%s", define_unique_index_hint(relid, spec->keys))));
 	}
 }
 
@@ -528,6 +633,8 @@ define_create_sequence_composite(FlowSpec *spec, Oid owner)
 	{
 		appendStringInfo(&sql, "%sf%d %s", i > 1 ? ", " : "", i,
 						 type_with_typmod(lfirst_oid(lt), lfirst_int(lm)));
+		/* a field orders in the collation of its expression */
+		append_collation(&sql, list_nth_oid(spec->seq_row_colls, i - 1), lfirst_oid(lt));
 		i++;
 	}
 	appendStringInfo(&sql, "); ALTER TYPE autocdc.%s OWNER TO %s",
@@ -553,7 +660,7 @@ define_create_state_table(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
-	char	   *seqtype = type_qualified_name(spec->seq_type);
+	char	   *seqtype = define_seq_column_type(spec);
 	char	   *qname;
 
 	initStringInfo(&sql);

@@ -30,6 +30,7 @@ typedef struct FlowDef
 	bool		incremental;	/* source carries __autocdc_xid */
 	List	   *expression_objects; /* what the above resolved to (expr_pin.c) */
 	bool		expression_objects_unset;	/* NULL: a flow from 0.1.0 */
+	struct ArrayType *settings;	/* pinned at creation: 'name=value' */
 
 	/* Shared by every flow into the target; the last two read under lock. */
 	Oid			state;			/* auxiliary state table */
@@ -37,6 +38,7 @@ typedef struct FlowDef
 	List	   *track_columns;	/* SCD 2: history tracked on these, NIL: all */
 	List	   *state_partial;	/* columns whose setting sequence is kept */
 	char	   *truncate_seq;	/* highest truncate applied, or NULL */
+	double		tombstone_retention_s;	/* the target's, else the setting's; <0: forever */
 
 	/* Checkpoint, read under lock at run time. */
 	char	   *ckpt_snapshot;	/* NULL before the first run */
@@ -69,5 +71,8 @@ extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 							  const char *error, double seconds);
 extern void catalog_prune_event_log(void);
 extern Oid	catalog_pipeline_owner(const char *pipeline, int64 *id);
+
+/* Acting for a flow: as its target's owner, under its pinned settings (run.c). */
+extern void flow_become(UserSwitch *sw, FlowDef *f);
 
 #endif							/* AUTOCDC_FLOW_H */

@@ -106,6 +106,18 @@ define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
 }
 
 /* stored_as_scd_type: 1 when NULL, else 1 or 2. */
+/*
+ * tombstone_retention: how long the target remembers deleted keys; NULL
+ * leaves it to the target (or to autocdc.tombstone_retention).
+ */
+void
+define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
+{
+	spec->retention_given = !PG_ARGISNULL(n);
+	if (spec->retention_given)
+		spec->tombstone_retention = PG_GETARG_DATUM(n);
+}
+
 int
 define_scd_type_arg(FunctionCallInfo fcinfo, int n)
 {
@@ -137,7 +149,7 @@ enum
 	ARG_TARGET, ARG_SOURCE, ARG_KEYS, ARG_SEQUENCE_BY, ARG_NAME, ARG_SCD_TYPE,
 	ARG_DELETES, ARG_TRUNCATES, ARG_COLUMN_LIST, ARG_EXCEPT_COLUMN_LIST,
 	ARG_TRACK_LIST, ARG_TRACK_EXCEPT, ARG_IGNORE_NULL, ARG_IGNORE_NULL_LIST,
-	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE
+	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE, ARG_RETENTION, ARG_START_FROM
 };
 
 static const char *const arg_names[] = {
@@ -146,7 +158,7 @@ static const char *const arg_names[] = {
 	"except_column_list", "track_history_column_list",
 	"track_history_except_column_list", "ignore_null_updates",
 	"ignore_null_updates_column_list", "ignore_null_updates_except_column_list",
-	"once", "pipeline"
+	"once", "pipeline", "tombstone_retention", "start_from"
 };
 
 /* The arguments as given, as a jsonb text kept in autocdc.flow.options. */
@@ -235,6 +247,8 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	spec.truncates = define_text_arg(fcinfo, ARG_TRUNCATES);
 	spec.once = !PG_ARGISNULL(ARG_ONCE) && PG_GETARG_BOOL(ARG_ONCE);
 	define_pipeline_arg(&spec, fcinfo, ARG_PIPELINE);
+	define_retention_arg(&spec, fcinfo, ARG_RETENTION);
+	spec.start_now = define_start_from_arg(fcinfo, ARG_START_FROM);
 
 	column_list = define_list_arg(fcinfo, ARG_COLUMN_LIST);
 	except_list = define_list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
@@ -274,7 +288,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	define_refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
 				"ignore_null_updates_except_column_list");
 
-	spec.options_json = define_options_json(fcinfo, ARG_PIPELINE + 1, arg_names);
+	spec.options_json = define_options_json(fcinfo, ARG_START_FROM + 1, arg_names);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

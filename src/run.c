@@ -12,6 +12,7 @@
  */
 #include "flow.h"
 #include "append.h"
+#include "collation.h"
 #include "expr_pin.h"
 #include "scd1.h"
 #include "snapshot.h"
@@ -26,6 +27,7 @@
 #include "catalog/pg_class.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "catalog/namespace.h"
@@ -143,6 +145,44 @@ check_checkpoint_is_ours(FlowDef *f, const char *prev, const char *cur)
 }
 
 static void run_flow_inner(FlowResult *r, bool refresh);
+
+/*
+ * Acts for the flow: as its target's owner, restricted, with the settings
+ * pinned at its creation, so every caller and the worker evaluate its
+ * expressions alike.
+ */
+void
+flow_become(UserSwitch *sw, FlowDef *f)
+{
+	autocdc_become(sw, f->run_as, true);
+	autocdc_apply_settings(f->settings);
+}
+
+/*
+ * A target emptied outside autocdc (TRUNCATE, or DELETE of every row)
+ * while its state still holds live keys: an incremental run would fold new
+ * events over rows that are gone and leave the other keys missing, so it
+ * is refused.  Cheap: the state is looked at only when the target is empty.
+ * An SCD 1 state keeps tombstones (dead keys) and an SCD 2 event store
+ * deletes of keys never seen, so only a live key or an upsert counts.
+ */
+static void
+check_target_not_emptied(FlowDef *f)
+{
+	spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND EXISTS (SELECT 1 FROM %s WHERE %s)",
+					  rel_qualified_name(f->target), rel_qualified_name(f->state),
+					  f->scd_type == 2 ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
+					  : "__autocdc_deleted_at IS NULL"),
+			 0, NULL, NULL, NULL, true);
+	if (spi_bool(0, 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("target \"%s\" of flow \"%s\" was emptied outside autocdc",
+						get_rel_name(f->target), f->name),
+				 errdetail("The target holds no row while autocdc's state for it holds live keys: it was truncated, or all its rows were deleted, by hand. A run would apply new events over rows that are gone."),
+				 errhint("Rebuild it from its sources: SELECT * FROM autocdc.run(%s, full_refresh => true);",
+						 quote_literal_cstr(f->pipeline))));
+}
 
 /*
  * The target's auxiliary objects belong to its owner, who alone could
@@ -276,7 +316,14 @@ run_flow_inner(FlowResult *r, bool refresh)
 		return;
 	}
 	resolve_run_role(f);
-	acdc_verify_flow_expressions(f);
+	{
+		/* the kept text parses as at creation (standard_conforming_strings) */
+		int			nest = NewGUCNestLevel();
+
+		autocdc_apply_settings(f->settings);
+		acdc_verify_flow_expressions(f);
+		AtEOXact_GUC(true, nest);
+	}
 
 	memset(&p, 0, sizeof(p));
 	p.whole = refresh || f->once || f->ckpt_snapshot == NULL;
@@ -293,14 +340,16 @@ run_flow_inner(FlowResult *r, bool refresh)
 				 errmsg("the auxiliary state of target \"%s\" was dropped", get_rel_name(f->target)),
 				 errdetail("It is where autocdc remembers what the flows into the target applied."),
 				 errhint("Drop the target's flows with autocdc.drop_flow and create them again; their first run rebuilds the target.")));
-	autocdc_become(&sw, f->run_as, true);
+	flow_become(&sw, f);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
+	if (!refresh && strcmp(f->kind, "append") != 0)
+		check_target_not_emptied(f);
 	autocdc_unbecome(&sw);
 	catalog_load_target_state(f);
 	p.truncate_seq = truncate_before = f->truncate_seq;
 
-	autocdc_become(&sw, f->run_as, true);
+	flow_become(&sw, f);
 	refresh_source_statistics(f);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
@@ -314,6 +363,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(false);
 
+	acdc_check_run_collations(f);
 	new_t = NULL;
 	if (strcmp(f->kind, "append") == 0)
 		append_apply(f, &p, &r->counts);
@@ -342,7 +392,7 @@ reset_target(FlowDef *f)
 	UserSwitch	sw;
 
 	resolve_run_role(f);
-	autocdc_become(&sw, f->run_as, true);
+	flow_become(&sw, f);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s",
 					  rel_qualified_name(f->target), rel_qualified_name(f->target)),
 			 0, NULL, NULL, NULL, false);

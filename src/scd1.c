@@ -89,9 +89,14 @@ append_checks(StringInfo sql, FlowDef *f, Scd1Cols *c)
 
 	validate_append_batch_checks(sql, f, keytext);
 
-	/* Against what earlier runs applied at the same sequence. */
+	/*
+	 * Against what earlier runs applied at the same sequence; the applied
+	 * upsert's values are known only as the target's row for the key.
+	 */
+	appendStringInfoString(sql, " UNION ALL (SELECT 4, CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND ");
+	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "=", "st.__autocdc_upsert_seq");
 	appendStringInfo(sql,
-					 " UNION ALL (SELECT 4, 'conflict_applied', %s, e.__autocdc_seq::pg_catalog.text "
+					 " THEN 'conflict_target' ELSE 'conflict_applied' END, %s, e.__autocdc_seq::pg_catalog.text "
 					 "   FROM ev e JOIN %s st ON ",
 					 keytext, c->qstate);
 	append_keys_match(sql, f, "st", "e");
@@ -394,7 +399,7 @@ append_apply(StringInfo sql, FlowDef *f, Scd1Cols *c)
 	append_flow_seq_cmp(sql, f, "e.__autocdc_seq", "<", psprintf("$6::%s", c->seqtype));
 	appendStringInfoString(sql, ", false)))");
 	appendStringInfoString(sql, ", (SELECT pg_catalog.count(*) FROM sstu) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM ssti), "
-						   "(SELECT tt.t::pg_catalog.text FROM tt), "
+						   "(SELECT tt.t FROM tt), "
 						   "(SELECT tr.b_t IS NOT NULL AND ($6 IS NULL OR ");
 	append_flow_seq_cmp(sql, f, "tr.b_t", ">", psprintf("$6::%s", c->seqtype));
 	appendStringInfoString(sql, ") FROM tr)");
@@ -467,14 +472,17 @@ apply_truncate(FlowDef *f, Scd1Cols *c, const char *t)
 	return spi_int64(0, 1);
 }
 
-/* Tombstones older than autocdc.tombstone_retention are forgotten. */
+/*
+ * Tombstones older than the target's retention (its tombstone_retention,
+ * else autocdc.tombstone_retention) are forgotten.
+ */
 static void
-purge_tombstones(Scd1Cols *c)
+purge_tombstones(FlowDef *f, Scd1Cols *c)
 {
-	Oid			argtypes[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(autocdc_tombstone_retention_s)};
+	Oid			argtypes[1] = {FLOAT8OID};
+	Datum		values[1] = {Float8GetDatum(f->tombstone_retention_s)};
 
-	if (autocdc_tombstone_retention_s < 0)
+	if (f->tombstone_retention_s < 0)
 		return;
 	spi_exec(psprintf("DELETE FROM %s WHERE __autocdc_deleted_at OPERATOR(pg_catalog.<) "
 					  "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
@@ -528,12 +536,12 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 		initStringInfo(&apply);
 		append_apply(&apply, f, &c);
 		validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
-		new_t = spi_value(0, 6);
+		new_t = spi_value_canonical(0, 6);
 		truncated = spi_bool(0, 7);
 	}
 
 	if (truncated)
 		counts->deleted += apply_truncate(f, &c, new_t);
-	purge_tombstones(&c);
+	purge_tombstones(f, &c);
 	return new_t;
 }

@@ -33,7 +33,7 @@
 
 /* The relation of the batch's keys: (__autocdc_id, keys). */
 #define KEYS_RELATION "__autocdc_keys"
-/* The target rows of keys whose applied upsert is read again: (__autocdc_tid, __autocdc_id). */
+/* The target rows of keys whose applied upsert is read again: (row id, __autocdc_id). */
 #define REPLAYS_RELATION "__autocdc_replays"
 
 /*
@@ -190,7 +190,7 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 	/* inner joins: against an empty table, the batch's keys are not even read */
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT p.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq, "
-					 "st.__autocdc_deleted_at, st.ctid FROM %s p JOIN %s st ON ",
+					 "st.__autocdc_deleted_at, st.ctid, st.tableoid FROM %s p JOIN %s st ON ",
 					 KEYS_RELATION, rel_qualified_name(f->state));
 	append_keys_match(&sql, f, "p", "st");
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
@@ -213,12 +213,12 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 			fold->old_del = datumCopy(fold->old_del, seqbyval, seqlen);
 		fold->dead_at = heap_getattr(tup, 4, tt->tupdesc, &isnull);
 		fold->has_dead_at = !isnull;
-		fold->state_tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 5, tt->tupdesc, &isnull));
+		batch_get_row_id(tup, tt->tupdesc, 5, &fold->state_row);
 	}
 	SPI_freetuptable(tt);
 
 	resetStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT p.__autocdc_id, t.ctid FROM %s p JOIN %s t ON ",
+	appendStringInfo(&sql, "SELECT p.__autocdc_id, t.ctid, t.tableoid FROM %s p JOIN %s t ON ",
 					 KEYS_RELATION, rel_qualified_name(f->target));
 	append_keys_match(&sql, f, "p", "t");
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
@@ -230,7 +230,7 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 		KeyApplied *fold = &applied[DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull))];
 
 		fold->has_row = true;
-		fold->row_tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, tt->tupdesc, &isnull));
+		batch_get_row_id(tup, tt->tupdesc, 2, &fold->target_row);
 	}
 	SPI_freetuptable(tt);
 
@@ -272,19 +272,23 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 
 	/* Replays of applied upserts: their values must be the target row's. */
 	{
-		TupleDesc	desc = batch_tid_desc(1);
+		TupleDesc	desc = batch_tid_desc(b, 1, false);
 		BatchRelation replays;
 
-		TupleDescInitEntry(desc, 2, "__autocdc_id", INT4OID, -1, 0);
+		TupleDescInitEntry(desc, BATCH_ROW_ID_ATTS + 1, "__autocdc_id", INT4OID, -1, 0);
 		batch_relation_begin(&replays, REPLAYS_RELATION, desc);
 		for (int i = 0; i < ncands; i++)
 		{
 			KeyApplied *fold = &applied[cands[i]];
-			Datum		row[2] = {PointerGetDatum(&fold->row_tid), Int32GetDatum((int32) cands[i])};
-			bool		rownulls[2] = {false, false};
+			Datum		row[BATCH_ROW_ID_ATTS + 1];
+			bool		rownulls[BATCH_ROW_ID_ATTS + 1];
 
-			if (fold->has_row)	/* else nothing to compare with */
-				batch_relation_put(&replays, row, rownulls);
+			if (!fold->has_row)
+				continue;		/* nothing to compare with */
+			batch_put_row_id(&fold->target_row, row, rownulls);
+			row[BATCH_ROW_ID_ATTS] = Int32GetDatum((int32) cands[i]);
+			rownulls[BATCH_ROW_ID_ATTS] = false;
+			batch_relation_put(&replays, row, rownulls);
 		}
 		if (!batch_relation_register(&replays))
 			return true;
@@ -292,8 +296,8 @@ batch_check_applied(Batch *b, KeyApplied *applied, bool has_mark, Datum mark,
 		appendStringInfoString(&sql, "SELECT r.__autocdc_id");
 		foreach(lc, f->columns)
 			appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
-		appendStringInfo(&sql, " FROM %s r JOIN %s t ON t.ctid OPERATOR(pg_catalog.=) r.__autocdc_tid",
-						 REPLAYS_RELATION, rel_qualified_name(f->target));
+		appendStringInfo(&sql, " FROM %s r JOIN %s t ON %s", REPLAYS_RELATION,
+						 rel_qualified_name(f->target), batch_row_id_match(f, false, "t", "r"));
 		spi_exec_by_tid(sql.data);
 	}
 	tt = SPI_tuptable;

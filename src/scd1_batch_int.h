@@ -8,8 +8,6 @@
 
 #include "batch.h"
 
-#include "storage/itemptr.h"
-
 /* Per key, what earlier runs applied: its state row and its target row. */
 typedef struct KeyApplied
 {
@@ -22,8 +20,8 @@ typedef struct KeyApplied
 	Datum		old_ups;
 	Datum		old_del;
 	Datum		dead_at;
-	ItemPointerData state_tid;
-	ItemPointerData row_tid;
+	BatchRowId	state_row;
+	BatchRowId	target_row;
 	uint64		replay_hash;	/* that event's values_hash */
 } KeyApplied;
 

@@ -6,9 +6,10 @@
  *	  (scd1.c) computes them for flows without partial columns.
  *
  * Each kind of change goes to SQL as a relation of its rows, one statement
- * each, and rows already stored are named by tid: a run of new keys pays
- * for its inserts and nothing else, where the SQL fold's one statement
- * joins every key to state and target and scans the result five times.
+ * each, and rows already stored are named by (tableoid, tid): a run of
+ * new keys pays for its inserts and nothing else, where the SQL fold's one
+ * statement joins every key to state and target and scans the result five
+ * times.
  *-------------------------------------------------------------------------
  */
 #include "scd1_batch_int.h"
@@ -61,16 +62,15 @@ later_seq(Batch *b, bool has_x, Datum x, bool has_y, Datum y, Datum *later)
 	return true;
 }
 
-/* A change's first columns: the stored row's tid, or a new row's key number and keys. */
+/* A change's first columns: the stored row's id, or a new row's key number and keys. */
 static int
-put_row_id(Batch *b, uint32 id, Datum *keys, bool stored, ItemPointer tid,
+put_row_id(Batch *b, uint32 id, Datum *keys, bool stored, BatchRowId *row,
 		   Datum *values, bool *nulls)
 {
 	if (stored)
 	{
-		values[0] = PointerGetDatum(tid);
-		nulls[0] = false;
-		return 1;
+		batch_put_row_id(row, values, nulls);
+		return BATCH_ROW_ID_ATTS;
 	}
 	batch_put_key(b, id, keys, values, nulls);
 	return 1 + b->nkeys;
@@ -104,10 +104,10 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 	FlowDef    *f = b->flow;
 	int			nk = b->nkeys;
 	int			ncols = b->evdesc->natts - b->kind_att - 1;
-	BatchRelation del,			/* target rows, by tid */
+	BatchRelation del,			/* target rows, by row id */
 				upd,
 				ins,			/* target rows, new */
-				stu,			/* state rows, by tid */
+				stu,			/* state rows, by row id */
 				sti;			/* state rows, new */
 	TupleDesc	desc;
 	int			natts = 1 + nk + ncols + 3;
@@ -118,17 +118,18 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
 	char	   *qtarget = rel_qualified_name(f->target);
 	char	   *qstate = rel_qualified_name(f->state);
+	bool		by_keys = batch_rows_by_keys(f, NULL);
 	StringInfoData sql;
 
-	batch_relation_begin(&del, "__autocdc_del", batch_tid_desc(0));
-	desc = batch_tid_desc(ncols);
-	column_entries(b, desc, 2);
+	batch_relation_begin(&del, "__autocdc_del", batch_tid_desc(b, 0, by_keys));
+	desc = batch_tid_desc(b, ncols, by_keys);
+	column_entries(b, desc, BATCH_ROW_ID_ATTS + 1);
 	batch_relation_begin(&upd, "__autocdc_upd", desc);
 	desc = batch_keyed_desc(b, "__autocdc_id", ncols);
 	column_entries(b, desc, 2 + nk);
 	batch_relation_begin(&ins, "__autocdc_ins", desc);
-	desc = batch_tid_desc(3);
-	state_entries(b, desc, 2);
+	desc = batch_tid_desc(b, 3, false);
+	state_entries(b, desc, BATCH_ROW_ID_ATTS + 1);
 	batch_relation_begin(&stu, "__autocdc_stu", desc);
 	desc = batch_keyed_desc(b, "__autocdc_id", 3);
 	state_entries(b, desc, 2 + nk);
@@ -164,18 +165,23 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 		/* the target row */
 		if (a->has_row && !live)
 		{
-			put_row_id(b, id, keys, true, &a->row_tid, values, nulls);
+			int			at = put_row_id(b, id, keys, true, &a->target_row, values, nulls);
+
+			if (by_keys)
+				batch_put_row_keys(b, at, keys, values, nulls);
 			batch_relation_put(&del, values, nulls);
 		}
 		else if (live && u_wins && (!a->has_row || ncols > 0))
 		{
-			int			at = put_row_id(b, id, keys, a->has_row, &a->row_tid, values, nulls);
+			int			at = put_row_id(b, id, keys, a->has_row, &a->target_row, values, nulls);
 
 			for (int i = 0; i < ncols; i++)
 			{
 				values[at + i] = wslot->tts_values[b->kind_att + 1 + i];
 				nulls[at + i] = wslot->tts_isnull[b->kind_att + 1 + i];
 			}
+			if (a->has_row && by_keys)
+				batch_put_row_keys(b, at + ncols, keys, values, nulls);
 			batch_relation_put(a->has_row ? &upd : &ins, values, nulls);
 		}
 
@@ -184,7 +190,7 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 		if (!a->has_state || live == a->has_dead_at || !same_del ||
 			!same_seq(b, has_ups, n_ups, a->has_old_ups, a->old_ups))
 		{
-			int			at = put_row_id(b, id, keys, a->has_state, &a->state_tid, values, nulls);
+			int			at = put_row_id(b, id, keys, a->has_state, &a->state_row, values, nulls);
 
 			values[at] = n_ups;
 			nulls[at++] = !has_ups;
@@ -201,15 +207,15 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 	counts->upserted = counts->deleted = 0;
 	initStringInfo(&sql);
 	if (batch_relation_register(&del))
-		counts->deleted = spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s u WHERE "
-												   "t.ctid OPERATOR(pg_catalog.=) u.__autocdc_tid",
-												   qtarget, del.name));
+		counts->deleted = spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s u WHERE %s",
+												   qtarget, del.name,
+												   batch_row_id_match(f, by_keys, "t", "u")));
 	if (batch_relation_register(&upd))
 	{
 		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
 		append_columns(&sql, f, false);
-		appendStringInfo(&sql, " FROM %s u WHERE t.ctid OPERATOR(pg_catalog.=) u.__autocdc_tid "
-						 "AND NOT (true", upd.name);
+		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", upd.name,
+						 batch_row_id_match(f, by_keys, "t", "u"));
 		append_columns(&sql, f, true);
 		appendStringInfoChar(&sql, ')');
 		counts->upserted += spi_exec_by_tid(sql.data);
@@ -231,7 +237,7 @@ scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
 		spi_exec_by_tid(psprintf("UPDATE %s t SET __autocdc_upsert_seq = u.__autocdc_upsert_seq, "
 								 "__autocdc_delete_seq = u.__autocdc_delete_seq, "
 								 "__autocdc_deleted_at = u.__autocdc_deleted_at FROM %s u "
-								 "WHERE t.ctid OPERATOR(pg_catalog.=) u.__autocdc_tid", qstate, stu.name));
+								 "WHERE %s", qstate, stu.name, batch_row_id_match(f, false, "t", "u")));
 	if (batch_relation_register(&sti))
 		spi_exec(psprintf("INSERT INTO %s (%s, __autocdc_upsert_seq, __autocdc_delete_seq, "
 						  "__autocdc_deleted_at) SELECT %s, u.__autocdc_upsert_seq, "

@@ -26,6 +26,7 @@
 #include "scd2.h"
 #include "batch.h"
 #include "scd2_batch.h"
+#include "retention.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -309,7 +310,8 @@ append_apply(StringInfo sql, FlowDef *f, Scd2Cols *c)
 					 cols_of(f, c, "x"), validate_prefixed_keys(f, "vd"));
 
 	/* The stored versions folded again, and the difference written. */
-	appendStringInfo(sql, ", oldv AS (SELECT t.ctid AS __autocdc_tid, %s, t.__start_at, t.__end_at "
+	appendStringInfo(sql, ", oldv AS (SELECT t.ctid AS __autocdc_tid, t.tableoid AS __autocdc_rel, "
+					 "%s, t.__start_at, t.__end_at "
 					 "FROM %s t JOIN mode m ON ", cols_of(f, c, "t"), c->qtarget);
 	append_keys_match(sql, f, "t", "m");
 	appendStringInfoString(sql, " WHERE (m.__autocdc_anchored AND ");
@@ -322,8 +324,8 @@ append_apply(StringInfo sql, FlowDef *f, Scd2Cols *c)
 	 * diff: old and new versions side by side, by key and start; a pair
 	 * with the same end and values is left alone (found by one sort).
 	 */
-	appendStringInfo(sql, ", both_v AS (SELECT o.__autocdc_tid, %s, o.__start_at, o.__end_at, true AS __autocdc_old "
-					 "FROM oldv o UNION ALL SELECT NULL, %s, n.__start_at, n.__end_at, false FROM nv n), "
+	appendStringInfo(sql, ", both_v AS (SELECT o.__autocdc_tid, o.__autocdc_rel, %s, o.__start_at, o.__end_at, "
+					 "true AS __autocdc_old FROM oldv o UNION ALL SELECT NULL, NULL, %s, n.__start_at, n.__end_at, false FROM nv n), "
 					 "paired AS (SELECT b.*, pg_catalog.count(*) OVER wv AS __autocdc_n",
 					 cols_of(f, c, "o"), cols_of(f, c, "n"));
 	appendStringInfoString(sql, ", pg_catalog.first_value(b.__end_at) OVER wv AS __autocdc_first_end"
@@ -354,8 +356,22 @@ append_apply(StringInfo sql, FlowDef *f, Scd2Cols *c)
 		}
 		appendStringInfoString(sql, ") AS __autocdc_same FROM paired p)");
 	}
+	/*
+	 * (tableoid, ctid): a tid repeats across the partitions of a
+	 * partitioned target; with the keys and start where they hold the
+	 * partition key, so that each lookup goes to its partition.
+	 */
 	appendStringInfo(sql, ", del AS (DELETE FROM %s t USING diff d WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid "
-					 "AND d.__autocdc_old AND NOT d.__autocdc_same RETURNING 1)", c->qtarget);
+					 "AND t.tableoid OPERATOR(pg_catalog.=) d.__autocdc_rel ", c->qtarget);
+	if (batch_rows_by_keys(f, "__start_at"))
+	{
+		appendStringInfoString(sql, "AND ");
+		append_keys_match(sql, f, "t", "d");
+		appendStringInfoString(sql, " AND ");
+		append_flow_seq_cmp(sql, f, "t.__start_at", "=", "d.__start_at");
+		appendStringInfoChar(sql, ' ');
+	}
+	appendStringInfoString(sql, "AND d.__autocdc_old AND NOT d.__autocdc_same RETURNING 1)");
 	/* The count of del in the WHERE makes the deletes come first (unique indexes). */
 	appendStringInfo(sql, ", ins AS (INSERT INTO %s (%s, __start_at, __end_at) SELECT %s, d.__start_at, d.__end_at "
 					 "FROM diff d WHERE (SELECT pg_catalog.count(*) FROM del) OPERATOR(pg_catalog.>=) 0 "
@@ -381,6 +397,8 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 				checks,
 				apply;
 	ListCell   *lc;
+	FlowCounts	below;
+	bool		done = false;
 
 	memset(&c, 0, sizeof(c));
 	c.qtarget = rel_qualified_name(f->target);
@@ -394,17 +412,22 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	/* first: reading the events checks that the flow's columns still exist */
 	initStringInfo(&events);
 	read_append_events(&events, f, p);
+	memset(&below, 0, sizeof(below));
+	scd2_skip_below_floors(f, p, &events, &below);
 	if (scd2_batch_eligible(f, p, &c))
 	{
-		bool		done = scd2_batch_apply(f, p, events.data, &c, counts);
-
+		done = scd2_batch_apply(f, p, events.data, &c, counts);
 		batch_release();
-		if (done)
-			return;
 	}
-	initStringInfo(&checks);
-	append_checks(&checks, f, &c);
-	initStringInfo(&apply);
-	append_apply(&apply, f, &c);
-	validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
+	if (!done)
+	{
+		initStringInfo(&checks);
+		append_checks(&checks, f, &c);
+		initStringInfo(&apply);
+		append_apply(&apply, f, &c);
+		validate_and_apply(f, p, events.data, checks.data, apply.data, counts);
+	}
+	counts->read += below.read;
+	counts->skipped += below.skipped;
+	scd2_purge_tombstones(f);
 }

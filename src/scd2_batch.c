@@ -302,11 +302,11 @@ read_keys(Fold2 *F)
 
 	/* the open version by the partial unique index, the highest sequence by the store's key */
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT a.__autocdc_k, o.ctid, o.__start_at%s, %s, (SELECT s.__autocdc_seq FROM %s s WHERE ",
+	appendStringInfo(&sql, "SELECT a.__autocdc_k, o.ctid, o.tableoid, o.__start_at%s, %s, (SELECT s.__autocdc_seq FROM %s s WHERE ",
 					 value_list(F, "o"), validate_prefixed_keys(f, "o"), F->c->qevents);
 	append_keys_match(&sql, f, "s", "a");
 	appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff a "
-					 "LEFT JOIN LATERAL (SELECT o.ctid, o.* FROM %s o WHERE ", F->c->qtarget);
+					 "LEFT JOIN LATERAL (SELECT o.ctid, o.tableoid, o.* FROM %s o WHERE ", F->c->qtarget);
 	append_keys_match(&sql, f, "o", "a");
 	appendStringInfoString(&sql, " AND o.__end_at IS NULL OFFSET 0) o ON true");
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
@@ -319,7 +319,7 @@ read_keys(Fold2 *F)
 		KeyMode    *m = &F->modes[k];
 		Datum		d;
 
-		d = heap_getattr(tup, 3, tt->tupdesc, &isnull);
+		d = heap_getattr(tup, 4, tt->tupdesc, &isnull);
 		if (!isnull)
 		{
 			Version    *v = palloc(sizeof(Version));
@@ -328,12 +328,12 @@ read_keys(Fold2 *F)
 			v->open = true;
 			v->start = d;
 			v->end = (Datum) 0;
-			v->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, tt->tupdesc, &isnull));
-			deform_values(F, tup, tt->tupdesc, 4, &v->vals, &v->nulls);
-			v->keys = deform_keys(F, tup, tt->tupdesc, 4 + F->nvals);
+			batch_get_row_id(tup, tt->tupdesc, 2, &v->row);
+			deform_values(F, tup, tt->tupdesc, 5, &v->vals, &v->nulls);
+			v->keys = deform_keys(F, tup, tt->tupdesc, 5 + F->nvals);
 			m->openv = v;
 		}
-		d = heap_getattr(tup, 4 + F->nvals + F->b->nkeys, tt->tupdesc, &isnull);
+		d = heap_getattr(tup, 5 + F->nvals + F->b->nkeys, tt->tupdesc, &isnull);
 		m->has_max = !isnull;
 		if (!isnull)
 			m->max_stored = datumCopy(d, seqatt->attbyval, seqatt->attlen);
@@ -501,7 +501,7 @@ read_modes(Fold2 *F)
 
 /*
  * "SELECT m.__autocdc_k, <cols> FROM __autocdc_mode m CROSS JOIN LATERAL
- * (SELECT a.ctid, a.* FROM <rel> a WHERE <a's keys = m's>", for the caller
+ * (SELECT a.ctid, a.tableoid, a.* FROM <rel> a WHERE <a's keys = m's>", for the caller
  * to finish: a lookup per key not anchored.
  */
 static void
@@ -509,7 +509,7 @@ append_mode_lateral(StringInfo sql, Fold2 *F, const char *cols, const char *rel,
 					const char *a)
 {
 	appendStringInfo(sql, "SELECT m.__autocdc_k, %s FROM __autocdc_mode m CROSS JOIN LATERAL "
-					 "(SELECT %s.ctid, %s.* FROM %s %s WHERE ", cols, a, a, rel, a);
+					 "(SELECT %s.ctid, %s.tableoid, %s.* FROM %s %s WHERE ", cols, a, a, a, rel, a);
 	append_keys_match(sql, F->f, a, "m");
 }
 
@@ -550,7 +550,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		{
 			if (branch > 0)
 				appendStringInfoString(&sql, " UNION ALL ");
-			append_mode_lateral(&sql, F, psprintf("t.ctid, t.__start_at, t.__end_at%s, %s",
+			append_mode_lateral(&sql, F, psprintf("t.ctid, t.tableoid, t.__start_at, t.__end_at%s, %s",
 												  value_list(F, "t"), validate_prefixed_keys(f, "t")),
 								F->c->qtarget, "t");
 			if (branch == 0)
@@ -582,12 +582,12 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		bool		isnull;
 
 		v->key = DatumGetInt32(heap_getattr(tup, 1, ver_tt->tupdesc, &isnull));
-		v->tid = *(ItemPointer) DatumGetPointer(heap_getattr(tup, 2, ver_tt->tupdesc, &isnull));
-		v->start = heap_getattr(tup, 3, ver_tt->tupdesc, &isnull);
-		v->end = heap_getattr(tup, 4, ver_tt->tupdesc, &isnull);
+		batch_get_row_id(tup, ver_tt->tupdesc, 2, &v->row);
+		v->start = heap_getattr(tup, 4, ver_tt->tupdesc, &isnull);
+		v->end = heap_getattr(tup, 5, ver_tt->tupdesc, &isnull);
 		v->open = isnull;
-		deform_values(F, tup, ver_tt->tupdesc, 5, &v->vals, &v->nulls);
-		v->keys = deform_keys(F, tup, ver_tt->tupdesc, 5 + F->nvals);
+		deform_values(F, tup, ver_tt->tupdesc, 6, &v->vals, &v->nulls);
+		v->keys = deform_keys(F, tup, ver_tt->tupdesc, 6 + F->nvals);
 	}
 	for (uint64 r = 0; r < nev; r++)
 	{

@@ -30,7 +30,7 @@ typedef struct Ev
 	bool	   *nulls;
 } Ev;
 
-/* A version: stored (with its tid) or folded. */
+/* A version: stored (with its row id) or folded. */
 typedef struct Version Version;
 struct Version
 {
@@ -41,7 +41,7 @@ struct Version
 	Datum	   *keys;			/* as its last event spells it */
 	Datum	   *vals;
 	bool	   *nulls;
-	ItemPointerData tid;
+	BatchRowId	row;
 };
 
 /* Per touched key: where its fold starts. */

@@ -123,23 +123,52 @@ same_end(Fold2 *F, Version *a, Version *b)
 		(a->open || batch_seq_cmp(F->b, a->end, b->end) == 0);
 }
 
-/* A relation (__autocdc_tid, __end_at) of stored versions to change. */
+/*
+ * A relation (row id, __end_at[, __start_at, keys]) of stored versions to
+ * change: with their keys and start on a target partitioned by those.
+ */
 static void
-tid_relation(Fold2 *F, BatchRelation *r, const char *name)
+tid_relation(Fold2 *F, BatchRelation *r, const char *name, bool by_keys)
 {
-	TupleDesc	desc = batch_tid_desc(1);
+	TupleDesc	desc = batch_tid_desc(F->b, by_keys ? 2 : 1, by_keys);
 
-	batch_seq_entry(F->b, desc, 2, "__end_at");
+	batch_seq_entry(F->b, desc, BATCH_ROW_ID_ATTS + 1, "__end_at");
+	if (by_keys)
+		batch_seq_entry(F->b, desc, BATCH_ROW_ID_ATTS + 2, "__start_at");
 	batch_relation_begin(r, name, desc);
 }
 
+/* values and nulls: room for the row id, __end_at, __start_at and the keys */
 static void
-put_tid(BatchRelation *r, Version *old, Version *nv)
+put_tid(Fold2 *F, BatchRelation *r, bool by_keys, Version *old, Version *nv,
+		Datum *values, bool *nulls)
 {
-	Datum		values[2] = {PointerGetDatum(&old->tid), nv ? nv->end : (Datum) 0};
-	bool		nulls[2] = {false, nv == NULL || nv->open};
-
+	batch_put_row_id(&old->row, values, nulls);
+	values[BATCH_ROW_ID_ATTS] = nv ? nv->end : (Datum) 0;
+	nulls[BATCH_ROW_ID_ATTS] = nv == NULL || nv->open;
+	if (by_keys)
+	{
+		values[BATCH_ROW_ID_ATTS + 1] = old->start;
+		nulls[BATCH_ROW_ID_ATTS + 1] = false;
+		batch_put_row_keys(F->b, BATCH_ROW_ID_ATTS + 2, old->keys, values, nulls);
+	}
 	batch_relation_put(r, values, nulls);
+}
+
+/* A stored version t of the target that is the row d of a relation above. */
+static char *
+stored_match(Fold2 *F, bool by_keys)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, batch_row_id_match(F->f, by_keys, "t", "d"));
+	if (by_keys)
+	{
+		appendStringInfoString(&sql, " AND ");
+		append_flow_seq_cmp(&sql, F->f, "t.__start_at", "=", "d.__start_at");
+	}
+	return sql.data;
 }
 
 /*
@@ -183,6 +212,8 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 				j = 0;
 	char	   *keys;
 	char	   *vals;
+	bool		by_keys = batch_rows_by_keys(F->f, "__start_at");
+	char	   *match;
 
 	counts->deleted = 0;
 	init_value_entries(F, edesc, 2 + nk);
@@ -213,9 +244,9 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	batch_seq_entry(b, idesc, 2 + nk + F->nvals, "__start_at");
 	batch_seq_entry(b, idesc, 3 + nk + F->nvals, "__end_at");
 	batch_relation_begin(&ins, "__autocdc_ins", idesc);
-	tid_relation(F, &del, "__autocdc_del");
-	tid_relation(F, &close, "__autocdc_close");
-	tid_relation(F, &reopen, "__autocdc_reopen");
+	tid_relation(F, &del, "__autocdc_del", by_keys);
+	tid_relation(F, &close, "__autocdc_close", by_keys);
+	tid_relation(F, &reopen, "__autocdc_reopen", by_keys);
 	while (i < nold || j < nnew)
 	{
 		int			c = i == nold ? 1 : j == nnew ? -1 : version_order(&old[i], &nv[j], F);
@@ -224,14 +255,14 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		{
 			/* the same version, or only its end moved: changed in place */
 			if (!same_end(F, &old[i], &nv[j]))
-				put_tid(nv[j].open ? &reopen : &close, &old[i], &nv[j]);
+				put_tid(F, nv[j].open ? &reopen : &close, by_keys, &old[i], &nv[j], values, nulls);
 			i++;
 			j++;
 			continue;
 		}
 		if (c <= 0)
 		{
-			put_tid(&del, &old[i], NULL);
+			put_tid(F, &del, by_keys, &old[i], NULL, values, nulls);
 			if (c < 0)
 				counts->deleted++;
 			i++;
@@ -258,16 +289,15 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 						  "FROM %s x", F->c->qevents, keys, value_list(F, NULL),
 						  validate_prefixed_keys(F->f, "x"), vals, newev.name),
 				 0, NULL, NULL, NULL, false);
+	match = stored_match(F, by_keys);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
 	if (batch_relation_register(&del))
-		spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s d "
-								 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid",
-								 F->c->qtarget, del.name));
+		spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s d WHERE %s",
+								 F->c->qtarget, del.name, match));
 	for (int r = 0; r < lengthof(ends); r++)
 		if (batch_relation_register(ends[r]))
-			spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d "
-									 "WHERE t.ctid OPERATOR(pg_catalog.=) d.__autocdc_tid",
-									 F->c->qtarget, ends[r]->name));
+			spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
+									 F->c->qtarget, ends[r]->name, match));
 	if (batch_relation_register(&ins))
 		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
 						  "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",

@@ -19,6 +19,7 @@
  *-------------------------------------------------------------------------
  */
 #include "snapshot.h"
+#include "collation.h"
 #include "scd1.h"
 #include "scd2.h"
 #include "validate.h"
@@ -68,18 +69,32 @@ snapshot_column(Oid snap, const char *col, FlowDef *f)
 	return found;
 }
 
-/* "s.col[::type] AS col" for target column `col`. */
-static void
-append_snap_column(StringInfo sql, Oid snap, FlowDef *f, const char *col)
+/*
+ * "s.col[::type]" for target column `col`; a key also in the target key's
+ * collation, which matches keys as the target's unique index does.
+ */
+static char *
+snap_value(Oid snap, FlowDef *f, const char *col)
 {
+	StringInfoData buf;
 	char	   *scol = snapshot_column(snap, col, f);
 	Oid			stype = get_atttype(snap, get_attnum(snap, scol));
 	Oid			ttype = target_type(f, col);
 
-	appendStringInfo(sql, "s.%s", quote_identifier(scol));
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "s.%s", quote_identifier(scol));
 	if (stype != ttype)
-		appendStringInfo(sql, "::%s", format_type_be_qualified(ttype));
-	appendStringInfo(sql, " AS %s", quote_identifier(col));
+		appendStringInfo(&buf, "::%s", format_type_be_qualified(ttype));
+	if (list_has_string(f->keys, col))
+		acdc_append_collate(&buf, acdc_column_collation(f->target, col));
+	return buf.data;
+}
+
+/* "s.col[::type] AS col" for target column `col`. */
+static void
+append_snap_column(StringInfo sql, Oid snap, FlowDef *f, const char *col)
+{
+	appendStringInfo(sql, "%s AS %s", snap_value(snap, f, col), quote_identifier(col));
 }
 
 /* Two rows with one key in a snapshot are an error. */
@@ -97,10 +112,10 @@ check_unique_keys(FlowDef *f, Oid snap)
 	appendStringInfoString(&keytext, "pg_catalog.concat_ws(', '");
 	foreach(lc, f->keys)
 	{
-		const char *scol = quote_identifier(snapshot_column(snap, lfirst(lc), f));
+		char	   *key = snap_value(snap, f, lfirst(lc));
 
-		appendStringInfo(&keys, "%ss.%s", keys.len ? ", " : "", scol);
-		appendStringInfo(&keytext, ", COALESCE(s.%s::pg_catalog.text, 'NULL')", scol);
+		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", key);
+		appendStringInfo(&keytext, ", COALESCE((%s)::pg_catalog.text, 'NULL')", key);
 	}
 	appendStringInfoChar(&keytext, ')');
 	appendStringInfo(&sql, "SELECT %s, pg_catalog.count(*) FROM %s s GROUP BY %s "
@@ -129,6 +144,13 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 							 type_qualified_name(f->seq_type));
 	List	   *all = list_concat_copy(f->keys, f->columns);
 
+	if (type_is_collatable(f->seq_type))
+	{
+		initStringInfo(&sql);
+		appendStringInfoString(&sql, v);
+		acdc_append_collate(&sql, acdc_state_seq_collation(f->state, f->scd_type));
+		v = sql.data;
+	}
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
 	foreach(lc, all)
@@ -160,13 +182,11 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 						 rel_qualified_name(f->target), rel_qualified_name(snap));
 		foreach(lc, f->keys)
 		{
-			char	   *scol = snapshot_column(snap, lfirst(lc), f);
-			Oid			ttype = target_type(f, lfirst(lc));
-
 			if (foreach_current_index(lc) > 0)
 				appendStringInfoString(&sql, " AND ");
-			append_seq_cmp(&sql, psprintf("s.%s::%s", quote_identifier(scol), format_type_be_qualified(ttype)),
-						   "=", psprintf("t.%s", quote_identifier(lfirst(lc))), ttype);
+			append_seq_cmp(&sql, snap_value(snap, f, lfirst(lc)),
+						   "=", psprintf("t.%s", quote_identifier(lfirst(lc))),
+						   target_type(f, lfirst(lc)));
 		}
 		appendStringInfoChar(&sql, ')');
 	}
@@ -235,6 +255,7 @@ snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 	char	   *latest = refresh ? NULL : f->ckpt_version;
 	char	   *seqtype = type_qualified_name(f->seq_type);
 	char	   *fname;
+	StringInfoData newer;
 
 	if (OidIsValid(f->source))
 	{
@@ -258,10 +279,15 @@ snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 		values[0] = latest ? CStringGetTextDatum(latest) : (Datum) 0;
 		if (!latest)
 			nulls[0] = 'n';
-		spi_exec(psprintf("SELECT s.snapshot, s.version::pg_catalog.text, "
-						  "$1::%s IS NULL OR s.version OPERATOR(pg_catalog.>) $1::%s "
+		/* newer in the target's ordering (collation.c) */
+		initStringInfo(&newer);
+		appendStringInfo(&newer, "$1::%s", seqtype);
+		if (type_is_collatable(f->seq_type))
+			acdc_append_collate(&newer, acdc_state_seq_collation(f->state, f->scd_type));
+		spi_exec(psprintf("SELECT s.snapshot, s.version, "
+						  "$1::%s IS NULL OR s.version OPERATOR(pg_catalog.>) %s "
 						  "FROM %s($1::%s) AS s(snapshot, version)",
-						  seqtype, seqtype, fname, seqtype),
+						  seqtype, newer.data, fname, seqtype),
 				 1, argtypes, values, nulls, false);
 		if (SPI_processed == 0)
 		{
@@ -279,7 +305,7 @@ snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 					 errmsg("source function of flow \"%s\" returned more than one snapshot", f->name),
 					 errdetail("It returns the next snapshot only, or no row when there is none.")));
 		snap = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		version = spi_value(0, 2);
+		version = spi_value_canonical(0, 2);
 		if (isnull || version == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

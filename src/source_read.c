@@ -12,6 +12,7 @@
  *-------------------------------------------------------------------------
  */
 #include "source_read.h"
+#include "collation.h"
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
@@ -77,7 +78,11 @@ read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 	appendStringInfoString(sql, "SELECT ");
 	foreach(lc, flow->keys)
 		append_event_column(sql, flow, lfirst(lc));
-	appendStringInfo(sql, "(%s) AS __autocdc_seq, ", flow->sequence_by);
+	/* ordered in the collation the target's columns keep it in (collation.c) */
+	appendStringInfo(sql, "(%s)", flow->sequence_by);
+	if (type_is_collatable(flow->seq_type))
+		acdc_append_collate(sql, acdc_state_seq_collation(flow->state, flow->scd_type));
+	appendStringInfoString(sql, " AS __autocdc_seq, ");
 	if (flow->truncates || flow->deletes)
 	{
 		appendStringInfoString(sql, "CASE ");

@@ -9,9 +9,11 @@
 #include "access/genam.h"
 #include "access/xact.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
@@ -23,6 +25,8 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -134,6 +138,87 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 								 GUC_ACTION_SAVE, true, 0, false);
 }
 
+/*
+ * The settings that change what a cast or a built-in function gives for
+ * the same source row: time zone and the styles of dates, times,
+ * intervals, floats and bytea (casts to and from text, to date, to
+ * timestamptz), the zone abbreviations and locales that text input and
+ * to_char read, XML parsing, text search's default configuration, and
+ * how string literals in the kept expressions read.  A flow is created
+ * under its creator's values and every run applies them, so a manual run
+ * and the worker fold the same events.
+ */
+static const char *const pinned_settings[] = {
+	"TimeZone", "DateStyle", "IntervalStyle", "extra_float_digits",
+	"timezone_abbreviations", "bytea_output", "standard_conforming_strings",
+	"xmloption", "xmlbinary", "lc_monetary", "lc_numeric", "lc_time",
+	"default_text_search_config"
+};
+
+/* The pinned settings as in effect now, as 'name=value' (a text[]). */
+Datum
+autocdc_current_settings(void)
+{
+	List	   *items = NIL;
+
+	for (int i = 0; i < lengthof(pinned_settings); i++)
+		items = lappend(items, psprintf("%s=%s", pinned_settings[i],
+										GetConfigOptionByName(pinned_settings[i], NULL, false)));
+	return list_to_text_array(items);
+}
+
+/*
+ * Applies a flow's pinned settings until the enclosing autocdc_unbecome
+ * (the same GUC nest level); an invalid value (a locale this server lacks)
+ * is an error.  A setting that already has its value is left alone (the
+ * check of timezone_abbreviations reads a file).
+ */
+void
+autocdc_apply_settings(ArrayType *settings)
+{
+	ListCell   *lc;
+
+	if (settings == NULL)
+		return;
+	foreach(lc, text_array_to_list(PointerGetDatum(settings)))
+	{
+		char	   *name;
+		char	   *value;
+
+		ParseLongOption(lfirst(lc), &name, &value);
+		if (value == NULL)
+			continue;
+		if (strcmp(GetConfigOptionByName(name, NULL, false), value) != 0)
+			(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+	}
+}
+
+/*
+ * A value of the current result as text in the styles autocdc keeps
+ * values in (truncate marks, snapshot versions): ISO dates, which read
+ * back alike under every DateStyle, and floats in full, whatever the
+ * flow's pinned settings are.
+ */
+char *
+spi_value_canonical(int row, int col)
+{
+	int			nest = NewGUCNestLevel();
+	char	   *v;
+
+	(void) set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("bytea_output", "hex", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	v = spi_value(row, col);
+	AtEOXact_GUC(true, nest);
+	return v;
+}
+
 /* The role that owns a relation (its code runs as this role). */
 Oid
 autocdc_relation_owner(Oid relid)
@@ -228,7 +313,9 @@ spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
  * full size, would rather make it a hash join over a scan of the whole
  * table; and with statistics that lag the table (gathered when it was
  * nearly empty) it would loop over a scan of the whole table instead,
- * once per row of the relation.  Returns the rows processed.
+ * once per row of the relation.  With keys beside the tids (partitioned
+ * targets, to prune partitions by), it would take an index scan on them
+ * for the lookup.  Returns the rows processed.
  */
 uint64
 spi_exec_by_tid(const char *sql)
@@ -240,6 +327,10 @@ spi_exec_by_tid(const char *sql)
 	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_indexscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	spi_exec(sql, 0, NULL, NULL, NULL, false);
 	AtEOXact_GUC(true, nest);
@@ -451,4 +542,44 @@ append_seq_cmp(StringInfo buf, const char *a, const char *op, const char *b,
 	appendStringInfo(buf, "((%s) ", a);
 	append_operator(buf, opoid);
 	appendStringInfo(buf, " (%s))", b);
+}
+
+/*
+ * The columns of the partition keys of a partitioned table, at every
+ * level (NIL for a table); *expr is set when a partition key has an
+ * expression.
+ */
+List *
+partition_key_columns(Oid relid, bool *expr)
+{
+	List	   *cols = NIL;
+	ListCell   *lc;
+
+	*expr = false;
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return NIL;
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+	{
+		Relation	rel;
+		PartitionKey key;
+
+		if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_PARTITIONED_TABLE)
+			continue;
+		rel = relation_open(lfirst_oid(lc), AccessShareLock);
+		key = RelationGetPartitionKey(rel);
+		for (int i = 0; i < key->partnatts; i++)
+		{
+			if (key->partattrs[i] == 0)
+				*expr = true;
+			else
+			{
+				char	   *col = get_attname(RelationGetRelid(rel), key->partattrs[i], false);
+
+				if (!list_has_string(cols, col))
+					cols = lappend(cols, col);
+			}
+		}
+		relation_close(rel, AccessShareLock);
+	}
+	return cols;
 }

@@ -148,6 +148,15 @@ validate_report(FlowDef *f, int col)
 				 errmsg("flow \"%s\": event at sequence %s has a NULL key (%s)=(%s)",
 						f->name, seq, keys.data, key),
 				 errhint("Upserts and deletes need a key; nothing of this flow was applied in this run.")));
+	/* SCD 1 compares a replayed upsert with the row it made (see scd1.c) */
+	if (strcmp(problem, "conflict_target") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("flow \"%s\": two different events for key (%s)=(%s) at sequence %s",
+						f->name, keys.data, key, seq),
+				 errdetail("A row read in this run differs from the target's row for the key, which an earlier run made from an upsert at that sequence: either the two events differ, or the row was changed by hand."),
+				 errhint("Give every change of a key its own sequence, e.g. sequence_by => 'ROW(ts, id)'; if the row was changed by hand, rebuild the target with SELECT * FROM autocdc.run(%s, full_refresh => true). Nothing of this flow was applied in this run.",
+						 quote_literal_cstr(f->pipeline))));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("flow \"%s\": two different events for key (%s)=(%s) at sequence %s",

@@ -1,0 +1,188 @@
+/*-------------------------------------------------------------------------
+ * define_start.c
+ *	  start_from => 'now': a flow created over a source and a target that
+ *	  already hold rows (flows re-created after a re-install, say) takes the
+ *	  source's rows as read, and the target's rows as what came before.
+ *
+ * The checkpoint is written at creation as a run would write it: the
+ * creating transaction's snapshot, its own xid and the command id reached,
+ * so that rows committed before (or inserted earlier in the transaction)
+ * are never read and every later row is.
+ *
+ * The target's rows have no sequence in the state.  SCD 1 needs none: a
+ * key without state is older than any event (its next event overwrites or
+ * deletes the row, a truncate removes it).  SCD 2 folds a key's events
+ * again from its stored ones, so its existing history is turned into
+ * events first: an upsert at each version's __start_at with its values, and
+ * a delete at each __end_at no version of the key starts at.  Folding them
+ * gives the history back, and later events (late ones too) fold into it.
+ *-------------------------------------------------------------------------
+ */
+#include "define.h"
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+/* start_from: NULL or 'beginning' (false), 'now' (true); anything else is refused. */
+bool
+define_start_from_arg(FunctionCallInfo fcinfo, int n)
+{
+	char	   *v = define_text_arg(fcinfo, n);
+
+	if (v == NULL || pg_strcasecmp(v, "beginning") == 0)
+		return false;
+	if (pg_strcasecmp(v, "now") == 0)
+		return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for start_from: \"%s\"", v),
+			 errhint("start_from is 'beginning' (the first run reads every source row, the default) or 'now' (rows already in the source are taken as read).")));
+	return false;				/* keep compiler quiet */
+}
+
+/* Only a table source has rows that can be marked as read. */
+void
+define_refuse_start_now(FlowSpec *spec)
+{
+	if (!spec->start_now)
+		return;
+	if (strcmp(spec->kind, "snapshot") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("start_from => 'now' does not apply to snapshot flows"),
+				 errdetail("A snapshot flow compares each snapshot with the whole target: its first snapshot keeps the target's rows that it holds, changes those that differ and deletes the others."),
+				 errhint("Leave start_from out.")));
+	if (!spec->incremental)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("start_from => 'now' needs a table source"),
+				 errdetail("\"%s\" is not a table: it is read whole at every run, so none of its rows can be taken as read.",
+						   get_rel_name(spec->source))));
+}
+
+/* The target's auxiliary state table, as registered. */
+static Oid
+state_of(Oid target)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(target)};
+	bool		isnull;
+	Datum		d;
+
+	catalog_exec("SELECT state_table::pg_catalog.oid FROM autocdc.target "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? InvalidOid : DatumGetObjectId(d);
+}
+
+/* The event store's value columns: all but keys and autocdc's own. */
+static List *
+store_values(FlowSpec *spec, Oid events)
+{
+	Relation	rel = relation_open(events, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *result = NIL;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *name = NameStr(att->attname);
+
+		if (att->attisdropped || list_has_string(spec->keys, name) ||
+			strncmp(name, AUTOCDC_RESERVED_PREFIX, strlen(AUTOCDC_RESERVED_PREFIX)) == 0)
+			continue;
+		result = lappend(result, pstrdup(name));
+	}
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * SCD 2: the target's versions as events in an empty event store (see the
+ * header comment).  A store that holds events already describes the
+ * target.
+ */
+static void
+seed_event_store(FlowSpec *spec)
+{
+	Oid			events = state_of(spec->target);
+	char	   *qevents = rel_qualified_name(events);
+	char	   *qtarget = rel_qualified_name(spec->target);
+	List	   *values = store_values(spec, events);
+	List	   *all = list_concat_copy(spec->keys, values);
+	StringInfoData sql,
+				cols,
+				tcols;
+	ListCell   *lc;
+	UserSwitch	sw;
+
+	initStringInfo(&cols);
+	append_column_list(&cols, all, NULL);
+	initStringInfo(&tcols);
+	append_column_list(&tcols, all, "t");
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (%s, __autocdc_seq, __autocdc_kind) "
+					 "SELECT %s, t.__start_at, 'u' FROM %s t WHERE NOT EXISTS (SELECT 1 FROM %s) "
+					 "UNION ALL SELECT ",
+					 qevents, cols.data, tcols.data, qtarget, qevents);
+	resetStringInfo(&tcols);
+	append_column_list(&tcols, spec->keys, "t");
+	appendStringInfoString(&sql, tcols.data);
+	foreach(lc, values)
+		appendStringInfoString(&sql, ", NULL");
+	appendStringInfo(&sql, ", t.__end_at, 'd' FROM %s t WHERE t.__end_at IS NOT NULL "
+					 "AND NOT EXISTS (SELECT 1 FROM %s) "
+					 "AND NOT EXISTS (SELECT 1 FROM %s n WHERE ",
+					 qtarget, qevents, qtarget);
+	foreach(lc, spec->keys)
+	{
+		const char *k = quote_identifier(lfirst(lc));
+
+		append_nullsafe_eq(&sql, psprintf("n.%s", k), psprintf("t.%s", k),
+						   get_atttype(spec->target, get_attnum(spec->target, lfirst(lc))));
+		appendStringInfoString(&sql, " AND ");
+	}
+	append_seq_cmp(&sql, "n.__start_at", "=", "t.__end_at", spec->seq_type);
+	appendStringInfoChar(&sql, ')');
+
+	/* the store is the target owner's, and so is what inserting sets off */
+	autocdc_become_owner_of(&sw, events);
+	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+}
+
+/*
+ * Writes the new flow's checkpoint as a run at this point would, after
+ * seeding an SCD 2 target's event store from its history.
+ */
+void
+define_start_now(FlowSpec *spec)
+{
+	FlowDef		flow;
+	char	   *snapshot;
+	char	   *own_xid;
+	CommandId	cid;
+
+	if (strcmp(spec->kind, "auto_cdc") == 0 && spec->scd_type == 2)
+		seed_event_store(spec);
+
+	spi_exec("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
+			 "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text",
+			 0, NULL, NULL, NULL, true);
+	snapshot = spi_value(0, 1);
+	own_xid = spi_value(0, 2);
+	/* rows this transaction inserted so far have cmin < cid: taken as read */
+	CommandCounterIncrement();
+	cid = GetCurrentCommandId(false);
+
+	memset(&flow, 0, sizeof(flow));
+	flow.name = spec->name;
+	flow.once = spec->once;		/* a ONCE flow counts as done */
+	catalog_save_checkpoint(&flow, snapshot, own_xid, (int64) cid, NULL);
+}
