@@ -81,6 +81,8 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	List	   *track_list,
 			   *track_except;
 
+	/* first: a catalog not updated has fewer arguments than are read below */
+	catalog_check_version();
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "keys");
 	memset(&spec, 0, sizeof(spec));
@@ -165,6 +167,8 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 {
 	FlowSpec	spec;
 
+	/* first: a catalog not updated has fewer arguments than are read below */
+	catalog_check_version();
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "source");
 	memset(&spec, 0, sizeof(spec));

@@ -231,6 +231,8 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 			   *ignore_except;
 	int			scd_type;
 
+	/* first: a catalog not updated has fewer arguments than are read below */
+	catalog_check_version();
 	define_require_arg(fcinfo, ARG_TARGET, "target");
 	define_require_arg(fcinfo, ARG_SOURCE, "source");
 	define_require_arg(fcinfo, ARG_KEYS, "keys");
