@@ -67,7 +67,8 @@ autocdc_catalog_namespace(void)
  * ddl_command_start of DROP TABLE, DROP SCHEMA, DROP OWNED and DROP ACCESS
  * METHOD: every as_of function depends on its target again, so that it goes
  * with it (also when the target lost its last flow, and so its
- * registration).  Nobody's code runs; if the DROP fails, this rolls back with it.
+ * registration).  Nobody's code runs; if the DROP fails, this rolls back
+ * with it.
  */
 Datum
 autocdc_on_drop_start(PG_FUNCTION_ARGS)
