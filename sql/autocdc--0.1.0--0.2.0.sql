@@ -365,3 +365,27 @@ SELECT autocdc._stamp_rows_before(s.source)
          WHERE f.source IS NOT NULL
            AND f.read_mode OPERATOR(pg_catalog.=) 'incremental') s;
 DROP FUNCTION autocdc._stamp_rows_before(regclass);
+
+-- issue 13: dump and restore
+-- No foreign keys between the catalog tables (pg_restore -j loads their
+-- data at once, in any order); autocdc's C code keeps them consistent.
+ALTER TABLE autocdc.flow DROP CONSTRAINT flow_pipeline_fkey,
+                         DROP CONSTRAINT flow_target_fkey;
+ALTER TABLE autocdc.checkpoint DROP CONSTRAINT checkpoint_flow_fkey;
+-- A ROW() composite type no longer depends on its target, whose columns use
+-- it (a loop pg_dump cannot order); it goes when its target is dropped.
+DELETE FROM pg_catalog.pg_depend d USING autocdc.target t
+ WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass
+   AND d.objid OPERATOR(pg_catalog.=) t.sequence_composite::pg_catalog.oid
+   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+   AND d.refobjid OPERATOR(pg_catalog.=) t.target::pg_catalog.oid
+   AND d.deptype OPERATOR(pg_catalog.=) 'a';
+
+CREATE FUNCTION autocdc._on_drop_start()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_drop_start'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_drop_start ON ddl_command_start
+    WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'DROP ACCESS METHOD')
+    EXECUTE FUNCTION autocdc._on_drop_start();

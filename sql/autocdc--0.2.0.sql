@@ -46,9 +46,9 @@ COMMENT ON TABLE autocdc.target IS 'autocdc targets: what their flows agree on, 
 
 CREATE TABLE autocdc.flow (
     name            text PRIMARY KEY,
-    pipeline        text NOT NULL REFERENCES autocdc.pipeline (name),
+    pipeline        text NOT NULL,       -- autocdc.pipeline (no foreign keys: see below)
     kind            text NOT NULL CHECK (kind IN ('auto_cdc', 'snapshot', 'append')),
-    target          regclass NOT NULL REFERENCES autocdc.target (target),
+    target          regclass NOT NULL,   -- autocdc.target
     source          regclass,            -- NULL for a snapshot flow with a source function
     source_function text,                -- regprocedure as text (regprocedure blocks pg_upgrade)
     keys            text[],              -- NULL for append flows, as are the next two
@@ -77,7 +77,7 @@ COMMENT ON COLUMN autocdc.flow.expression_objects IS
 -- Per flow: the source snapshot up to which rows have been read.  Written in
 -- the same transaction as the target changes.
 CREATE TABLE autocdc.checkpoint (
-    flow        text PRIMARY KEY REFERENCES autocdc.flow (name) ON DELETE CASCADE,
+    flow        text PRIMARY KEY,        -- autocdc.flow; goes with it (define_drop_orphan_targets)
     snapshot    pg_snapshot,     -- rows of transactions visible in it were read
     own_xid     xid8,            -- the run's own transaction, treated apart:
     own_cid     bigint,          --   its rows with cmin < own_cid were read
@@ -446,3 +446,19 @@ INSERT INTO autocdc.lineage (system_identifier)
     SELECT s.system_identifier FROM pg_catalog.pg_control_system() s;
 REVOKE ALL ON autocdc.lineage FROM PUBLIC;
 GRANT SELECT ON autocdc.lineage TO PUBLIC;
+
+-- issue 13: dump and restore
+-- No foreign keys between the catalog tables: pg_restore -j loads their
+-- data at once from several connections, in any order, and a flow row
+-- refused for its pipeline's missing row would lose every flow.  autocdc's
+-- C code, their only writer, keeps them consistent.  A DROP that can take
+-- SCD 2 targets with it first gives back to their autocdc.as_of functions
+-- the dependency on the target that pg_dump and pg_upgrade do not keep.
+CREATE FUNCTION autocdc._on_drop_start()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_drop_start'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_drop_start ON ddl_command_start
+    WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'DROP ACCESS METHOD')
+    EXECUTE FUNCTION autocdc._on_drop_start();

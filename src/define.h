@@ -123,4 +123,7 @@ extern Oid	scd2_create_event_store(FlowSpec *spec, Oid owner);
 extern void scd2_extend_event_store(FlowSpec *spec, Oid events);
 extern void scd2_create_as_of(FlowSpec *spec, Oid owner);
 
+/* drop_deps.c */
+extern void define_drop_unused_composites(void);
+
 #endif							/* AUTOCDC_DEFINE_H */

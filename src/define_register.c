@@ -644,7 +644,8 @@ type_in_use(Oid typid)
 
 /*
  * Drops the state (and sequence type) of targets no flow feeds any more,
- * and their registration, and pipelines left without flows (so that no
+ * and their registration, the checkpoints of flows that are gone, and
+ * pipelines left without flows (so that no
  * name stays taken by nothing).  Internal deletion: the objects are
  * autocdc's, and what their owner built on them (a view over the state)
  * goes with them, so that nobody's DROP of a source can be blocked by it.
@@ -656,6 +657,10 @@ define_drop_orphan_targets(void)
 			   *types = NIL;
 	ListCell   *lc;
 
+	/* no foreign keys (pg_restore -j): the checkpoints go here */
+	catalog_exec("DELETE FROM autocdc.checkpoint c WHERE NOT EXISTS "
+				 "  (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) c.flow)",
+				 0, NULL, NULL, NULL);
 	catalog_exec("DELETE FROM autocdc.pipeline p WHERE NOT EXISTS "
 				 "  (SELECT 1 FROM autocdc.flow f WHERE f.pipeline OPERATOR(pg_catalog.=) p.name)",
 				 0, NULL, NULL, NULL);
@@ -725,6 +730,7 @@ autocdc_on_sql_drop(PG_FUNCTION_ARGS)
 				 0, NULL, NULL, NULL);
 	if (SPI_processed > 0)
 		define_drop_orphan_targets();
+	define_drop_unused_composites();
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -646,7 +646,7 @@ define_create_sequence_composite(FlowSpec *spec, Oid owner)
 	typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 							CStringGetDatum(tname),
 							ObjectIdGetDatum(get_namespace_oid("autocdc", false)));
-	define_depend_on_target(TypeRelationId, typid, spec->target);
+	/* no dependency on the target, whose columns use it: see drop_deps.c */
 	return typid;
 }
 

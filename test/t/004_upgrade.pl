@@ -28,8 +28,10 @@ diag("no 0.1.0 build, so no flows are made before the update: $no_old") if $no_o
 
 # The installed PostgreSQL is relocatable: a copy with the same layout finds
 # its own share and lib directories, so its autocdc can be swapped freely.
-my $pg = '/usr/lib/postgresql/15';
-my $pgshare = '/usr/share/postgresql/15';
+# The installation is the one on PATH (the scripts put the one under test
+# first), so that this build's library and scripts are the ones updated to.
+my $pg = `pg_config --bindir` =~ s{/bin\n?$}{}r;
+my $pgshare = `pg_config --sharedir` =~ s/\n$//r;
 my ($inst, $share);
 if (!$no_old)
 {
@@ -37,7 +39,7 @@ if (!$no_old)
 	mkpath(["$root/usr/lib/postgresql", "$root/usr/share/postgresql"]);
 	system('cp', '-RP', $pg, "$root/usr/lib/postgresql") == 0 or die "copying $pg failed";
 	system('cp', '-RP', $pgshare, "$root/usr/share/postgresql") == 0 or die "copying $pgshare failed";
-	($inst, $share) = ("$root$pg", "$root$pgshare");
+	($inst, $share) = ("$root/usr/lib/postgresql/15", "$root/usr/share/postgresql/15");
 	my $dirs = `$inst/bin/pg_config --sharedir --pkglibdir`;
 	die "the copy does not find itself: $dirs" if $dirs ne "$share\n$inst/lib\n";
 }
@@ -322,6 +324,14 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
 	like($owners_up, qr/ type:/, 'a ROW() composite type among them');
 	is($owners_up, $node->safe_psql($new, $owners), 'the same owners as in the fresh database');
 
+	# A ROW() composite type no longer depends on its target, whose columns
+	# use it (pg_dump could not order the loop).
+	my $type_deps = q{
+SELECT count(*) FROM pg_depend d JOIN autocdc.target t ON d.objid = t.sequence_composite::oid
+ WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_class'::regclass};
+	is($node->safe_psql($up, $type_deps), '0', 'after the update no ROW() type depends on its target');
+	is($node->safe_psql($new, $type_deps), '0', 'as in the fresh database');
+
 	# The update fills each flow's last run and totals from the event log as
 	# 0.1.0 left it (runs of a dropped flow of the same name excepted).
 	$node->safe_psql($fill, q{ALTER EXTENSION autocdc UPDATE});
@@ -367,9 +377,11 @@ facts(x) AS (
                    obj_description(n.oid, 'pg_namespace'))
     FROM pg_namespace n WHERE n.nspname = 'autocdc'
   UNION ALL
+  -- (not relhastriggers: it stays true after the last trigger is dropped,
+  -- until a VACUUM; the triggers themselves are compared below)
   SELECT concat_ws(' ', 'relation', r.name, r.relkind, r.relpersistence, r.relowner::regrole,
                    r.relacl::text, r.reloptions::text, r.relrowsecurity, r.relforcerowsecurity,
-                   r.relreplident, r.relhasrules, r.relhastriggers, r.relispartition)
+                   r.relreplident, r.relhasrules, r.relispartition)
     FROM rel r
   UNION ALL
   -- columns by position among the live ones, so a dropped column would show
