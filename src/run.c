@@ -309,6 +309,8 @@ run_flow_inner(FlowResult *r, bool refresh)
 	catalog_lock_checkpoint(f);
 	if (f->once && f->once_done && !refresh)
 	{
+		if (f->incremental)
+			stamp_check_trigger(f, false);	/* as a restore left it */
 		r->status = "skipped";
 		return;
 	}
@@ -350,7 +352,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	if (f->incremental)
 	{
 		read_require_xid_column(f);
-		stamp_check_trigger(f);
+		stamp_check_trigger(f, true);
 		stamp_unstamped_rows(f, p.whole);
 		stamp_note_run_reads();
 	}

@@ -196,10 +196,11 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
  * origin mode only (rows applied by logical replication would go
  * unstamped): a run enables it ALWAYS again, as each table's owner, and
  * says so.  A missing trigger is refused: rows given old stamps since
- * would look already read.
+ * would look already read — unless `refuse_missing` is false (a ONCE flow
+ * done, which reads nothing: only its trigger's state is put right).
  */
 void
-stamp_check_trigger(FlowDef *f)
+stamp_check_trigger(FlowDef *f, bool refuse_missing)
 {
 	Oid			argtypes[2] = {OIDOID, TEXTOID};
 	Datum		values[2] = {ObjectIdGetDatum(f->source),
@@ -227,6 +228,8 @@ stamp_check_trigger(FlowDef *f)
 		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 														   SPI_tuptable->tupdesc, 1, &isnull));
 
+		if (state == NULL && !refuse_missing)
+			continue;
 		if (state == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
