@@ -17,7 +17,7 @@ REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              scd1_names scd1_security scd1_lifecycle batch_fold \
              scd2_reference scd2_history scd2_flows snapshot backfill schedule \
              schema_changes expression_pinning security bookkeeping \
-             uninstall
+             run_history uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
