@@ -339,12 +339,17 @@ prune_event_log_batch(void *unused)
 				 "DELETE FROM autocdc.event_log e USING old "
 				 " WHERE e.id OPERATOR(pg_catalog.=) old.id",
 				 2, argtypes, values, NULL);
-	/* the run history likewise, but for runs still going */
+	/*
+	 * The run history likewise, but for runs still going: a 'running' row
+	 * goes only once its pipeline is gone or no longer leased to a run.
+	 */
 	catalog_exec("WITH old AS ("
-				 " SELECT run_id, pipeline FROM autocdc.run_history "
+				 " SELECT run_id, pipeline FROM autocdc.run_history h "
 				 "  WHERE started_at OPERATOR(pg_catalog.<) "
 				 "        (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1)) "
-				 "    AND status OPERATOR(pg_catalog.<>) 'running' "
+				 "    AND (status OPERATOR(pg_catalog.<>) 'running' OR NOT EXISTS "
+				 "         (SELECT FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) h.pipeline "
+				 "             AND p.last_status OPERATOR(pg_catalog.=) 'running')) "
 				 "  ORDER BY started_at LIMIT $2 FOR UPDATE SKIP LOCKED) "
 				 "DELETE FROM autocdc.run_history h USING old "
 				 " WHERE h.run_id OPERATOR(pg_catalog.=) old.run_id "

@@ -384,8 +384,7 @@ stopped_reason(RunSlot *slot)
 typedef struct PipelineStep
 {
 	int64		id;
-	const char *status;
-	const char *error;
+	const char *reason;			/* of an interruption */
 	bool		leased;
 } PipelineStep;
 
@@ -402,7 +401,7 @@ interrupted_step(void *arg)
 {
 	PipelineStep *s = arg;
 
-	(void) record_interrupted_run(s->id, s->error, true);
+	(void) record_interrupted_run(s->id, s->reason, true);
 }
 
 static bool
@@ -422,7 +421,7 @@ pipeline_step(void (*fn) (void *), PipelineStep *s)
 static void
 record_interrupted(int64 id, const char *reason)
 {
-	PipelineStep s = {id, "interrupted", reason, false};
+	PipelineStep s = {id, reason, false};
 
 	(void) pipeline_step(interrupted_step, &s);
 }
@@ -587,7 +586,7 @@ start_due_runs(List **runs, List *due, MemoryContext keep)
 	while (list_length(*runs) < autocdc_max_workers &&
 		   (d = pick_due(due, *runs)) != NULL)
 	{
-		PipelineStep s = {d->id, NULL, NULL, false};
+		PipelineStep s = {d->id, NULL, false};
 
 		d->done = true;
 		if (pipeline_step(lease_step, &s) && s.leased && !start_run(runs, d, keep))

@@ -247,7 +247,11 @@ record_error(int64 id, const char *pipeline, ErrorData *edata)
 				(errmsg("autocdc run of pipeline \"%s\" %s: %s", name, status, reason)));
 	begin_work("autocdc run: recording the outcome");
 	if (interrupted)
-		(void) record_interrupted_run(id, reason, false);
+	{
+		/* its lease replaced already (a pipeline dropped, say): its own row still ends */
+		if (!record_interrupted_run(id, reason, false) && autocdc_scheduled_run_id != 0)
+			run_history_end(autocdc_scheduled_run_id, pipeline, status, reason, 0);
+	}
 	else
 	{
 		pipeline_record_outcome(id, status, reason, 0, false);
