@@ -318,8 +318,9 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 
 /*
  * Rows of autocdc.event_log and autocdc.run_history older than
- * autocdc.event_log_retention are deleted, at most this many of each per call, so that a run or a scheduler pass
- * does bounded work however much has piled up.
+ * autocdc.event_log_retention are deleted, at most this many of each per
+ * call, so that a run or a scheduler pass does bounded work however much
+ * has piled up.
  */
 #define EVENT_LOG_PRUNE_BATCH 1000
 

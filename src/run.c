@@ -478,7 +478,7 @@ run_unit(List *unit, bool refresh)
 /*
  * The flows the caller may run: those of pipelines whose owner's privileges
  * it has, checking and locking each pipeline once (their names into
- * *allowed).  The others are as if they did not exist.
+ * *pipelines).  The others are as if they did not exist.
  */
 static List *
 runnable_flows(List *flows, List **pipelines)
