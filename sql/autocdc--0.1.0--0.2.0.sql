@@ -389,3 +389,42 @@ LANGUAGE C;
 CREATE EVENT TRIGGER autocdc_drop_start ON ddl_command_start
     WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'DROP ACCESS METHOD')
     EXECUTE FUNCTION autocdc._on_drop_start();
+
+-- issue 13: run lifecycle
+-- An interrupted run (cancelled, timed out, terminated, cut short by a
+-- crash) is recorded as 'interrupted'.
+ALTER TABLE autocdc.pipeline DROP CONSTRAINT pipeline_last_status_check,
+    ADD CONSTRAINT pipeline_last_status_check
+        CHECK (last_status IN ('running', 'success', 'failed', 'busy', 'interrupted'));
+ALTER TABLE autocdc.checkpoint DROP CONSTRAINT checkpoint_last_status_check,
+    ADD CONSTRAINT checkpoint_last_status_check
+        CHECK (last_status IN ('success', 'failed', 'skipped', 'interrupted'));
+ALTER TABLE autocdc.event_log DROP CONSTRAINT event_log_status_check,
+    ADD CONSTRAINT event_log_status_check
+        CHECK (status IN ('success', 'failed', 'skipped', 'interrupted'));
+-- One row per run of a pipeline, as pg_cron's job_run_details: a scheduled
+-- run's row is committed as 'running' when it starts, and completed when it
+-- ends or, if it was interrupted, by whoever notices (README, Run history).
+CREATE TABLE autocdc.run_history (
+    run_id      bigint NOT NULL,          -- event_log.run_id of its flows' rows
+    pipeline    text NOT NULL,
+    trigger     text NOT NULL CHECK (trigger IN ('scheduled', 'manual')),
+    pid         int,                      -- the backend or run worker; NULL if unknown
+    status      text NOT NULL CHECK (status IN ('running', 'success', 'failed', 'interrupted', 'busy')),
+    started_at  timestamptz NOT NULL,
+    ended_at    timestamptz,
+    rows_read   bigint NOT NULL DEFAULT 0,
+    error       text,
+    run_by      regrole NOT NULL,
+    pipeline_owner regrole NOT NULL,      -- who may read the row
+    PRIMARY KEY (run_id, pipeline)
+);
+CREATE INDEX ON autocdc.run_history (started_at);   -- pruning (autocdc.event_log_retention)
+CREATE INDEX ON autocdc.run_history (pipeline) WHERE status OPERATOR(pg_catalog.=) 'running';
+COMMENT ON TABLE autocdc.run_history IS 'autocdc: one row per run of a pipeline, scheduled or manual, with its status';
+SELECT pg_catalog.pg_extension_config_dump('autocdc.run_history', '');
+REVOKE ALL ON autocdc.run_history FROM PUBLIC;
+GRANT SELECT ON autocdc.run_history TO PUBLIC;
+ALTER TABLE autocdc.run_history ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_runs ON autocdc.run_history FOR SELECT
+    USING (pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));

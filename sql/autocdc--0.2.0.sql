@@ -21,7 +21,7 @@ CREATE TABLE autocdc.pipeline (
     next_run_at timestamptz,
     last_started_at  timestamptz,
     last_finished_at timestamptz,
-    last_status text CHECK (last_status IN ('running', 'success', 'failed', 'busy')),
+    last_status text CHECK (last_status IN ('running', 'success', 'failed', 'busy', 'interrupted')),
     last_error  text,
     failures    int NOT NULL DEFAULT 0                      -- consecutive failed runs
 );
@@ -85,7 +85,7 @@ CREATE TABLE autocdc.checkpoint (
     once_done_at timestamptz,
     last_run_at timestamptz,
     -- the last run and running totals: kept here, as the event log is pruned
-    last_status text CHECK (last_status IN ('success', 'failed', 'skipped')),
+    last_status text CHECK (last_status IN ('success', 'failed', 'skipped', 'interrupted')),
     last_error  text,
     last_rows_read bigint,
     runs                bigint NOT NULL DEFAULT 0,
@@ -111,7 +111,7 @@ CREATE TABLE autocdc.event_log (
     rows_upserted bigint NOT NULL DEFAULT 0,
     rows_deleted  bigint NOT NULL DEFAULT 0,
     rows_skipped  bigint NOT NULL DEFAULT 0,
-    status        text NOT NULL CHECK (status IN ('success', 'failed', 'skipped')),
+    status        text NOT NULL CHECK (status IN ('success', 'failed', 'skipped', 'interrupted')),
     error         text,
     duration      interval NOT NULL,
     run_by        regrole NOT NULL,
@@ -462,3 +462,31 @@ LANGUAGE C;
 CREATE EVENT TRIGGER autocdc_drop_start ON ddl_command_start
     WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'DROP ACCESS METHOD')
     EXECUTE FUNCTION autocdc._on_drop_start();
+
+-- issue 13: run lifecycle
+-- One row per run of a pipeline, as pg_cron's job_run_details: a scheduled
+-- run's row is committed as 'running' when it starts, and completed when it
+-- ends or, if it was interrupted, by whoever notices (README, Run history).
+CREATE TABLE autocdc.run_history (
+    run_id      bigint NOT NULL,          -- event_log.run_id of its flows' rows
+    pipeline    text NOT NULL,
+    trigger     text NOT NULL CHECK (trigger IN ('scheduled', 'manual')),
+    pid         int,                      -- the backend or run worker; NULL if unknown
+    status      text NOT NULL CHECK (status IN ('running', 'success', 'failed', 'interrupted', 'busy')),
+    started_at  timestamptz NOT NULL,
+    ended_at    timestamptz,
+    rows_read   bigint NOT NULL DEFAULT 0,
+    error       text,
+    run_by      regrole NOT NULL,
+    pipeline_owner regrole NOT NULL,      -- who may read the row
+    PRIMARY KEY (run_id, pipeline)
+);
+CREATE INDEX ON autocdc.run_history (started_at);   -- pruning (autocdc.event_log_retention)
+CREATE INDEX ON autocdc.run_history (pipeline) WHERE status OPERATOR(pg_catalog.=) 'running';
+COMMENT ON TABLE autocdc.run_history IS 'autocdc: one row per run of a pipeline, scheduled or manual, with its status';
+SELECT pg_catalog.pg_extension_config_dump('autocdc.run_history', '');
+REVOKE ALL ON autocdc.run_history FROM PUBLIC;
+GRANT SELECT ON autocdc.run_history TO PUBLIC;
+ALTER TABLE autocdc.run_history ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_runs ON autocdc.run_history FOR SELECT
+    USING (pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));

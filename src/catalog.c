@@ -380,9 +380,10 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 }
 
 /*
- * Rows of autocdc.event_log older than autocdc.event_log_retention are
- * deleted, at most this many per call, so that a run or a scheduler pass
- * does bounded work however much has piled up.
+ * Rows of autocdc.event_log and autocdc.run_history older than
+ * autocdc.event_log_retention are deleted, at most this many of each per
+ * call, so that a run or a scheduler pass does bounded work however much
+ * has piled up.
  */
 #define EVENT_LOG_PRUNE_BATCH 1000
 
@@ -401,6 +402,22 @@ prune_event_log_batch(void *unused)
 				 "  ORDER BY logged_at LIMIT $2 FOR UPDATE SKIP LOCKED) "
 				 "DELETE FROM autocdc.event_log e USING old "
 				 " WHERE e.id OPERATOR(pg_catalog.=) old.id",
+				 2, argtypes, values, NULL);
+	/*
+	 * The run history likewise, but for runs still going: a 'running' row
+	 * goes only once its pipeline is gone or no longer leased to a run.
+	 */
+	catalog_exec("WITH old AS ("
+				 " SELECT run_id, pipeline FROM autocdc.run_history h "
+				 "  WHERE started_at OPERATOR(pg_catalog.<) "
+				 "        (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1)) "
+				 "    AND (status OPERATOR(pg_catalog.<>) 'running' OR NOT EXISTS "
+				 "         (SELECT FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) h.pipeline "
+				 "             AND p.last_status OPERATOR(pg_catalog.=) 'running')) "
+				 "  ORDER BY started_at LIMIT $2 FOR UPDATE SKIP LOCKED) "
+				 "DELETE FROM autocdc.run_history h USING old "
+				 " WHERE h.run_id OPERATOR(pg_catalog.=) old.run_id "
+				 "   AND h.pipeline OPERATOR(pg_catalog.=) old.pipeline",
 				 2, argtypes, values, NULL);
 }
 

@@ -2,7 +2,9 @@
  * run.c
  *	  autocdc.run(): the set-returning function that runs flows.
  *
- * One run is one transaction of the caller.  Each flow runs in its own
+ * One run is one transaction of the caller (a manual run records itself
+ * in autocdc.run_history and its pipelines' rows there too; a scheduled
+ * run's worker records it).  Each flow runs in its own
  * subtransaction, as the flow's owner with search_path pinned; a flow that
  * fails is rolled back whole, logged, reported as a WARNING and a 'failed'
  * row, and the other flows go on.  A full refresh works per target: the
@@ -18,6 +20,7 @@
 #include "snapshot.h"
 #include "scd2.h"
 #include "source_read.h"
+#include "worker.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -530,11 +533,11 @@ run_unit(List *unit, bool refresh)
 
 /*
  * The flows the caller may run: those of pipelines whose owner's privileges
- * it has, checking and locking each pipeline once.  The others are as if
- * they did not exist.
+ * it has, checking and locking each pipeline once (their names into
+ * *pipelines).  The others are as if they did not exist.
  */
 static List *
-runnable_flows(List *flows)
+runnable_flows(List *flows, List **pipelines)
 {
 	List	   *result = NIL;
 	List	   *allowed = NIL,
@@ -560,7 +563,42 @@ runnable_flows(List *flows)
 		if (list_has_string(allowed, f->pipeline))
 			result = lappend(result, f);
 	}
+	*pipelines = allowed;
 	return result;
+}
+
+/*
+ * A manual run's outcome per pipeline it ran, in autocdc.run_history and
+ * the pipeline's row, as a scheduled run's (run_history.c).
+ */
+static void
+record_manual_run(int64 run_id, List *pipelines, List *results, TimestampTz started)
+{
+	ListCell   *lc;
+
+	foreach(lc, pipelines)
+	{
+		const char *pipeline = lfirst(lc);
+		StringInfoData failed;
+		int64		read = 0;
+		ListCell   *lr;
+
+		initStringInfo(&failed);
+		foreach(lr, results)
+		{
+			FlowResult *r = lfirst(lr);
+
+			if (strcmp(r->flow->pipeline, pipeline) != 0)
+				continue;
+			read += r->counts.read;
+			if (strcmp(r->status, "failed") == 0)
+				appendStringInfo(&failed, "%s%s", failed.len > 0 ? ", " : "", r->flow->name);
+		}
+		run_history_manual(run_id, pipeline, started,
+						   failed.len > 0 ? "failed" : "success",
+						   failed.len > 0 ? psprintf("flows failed: %s (see autocdc.event_log)", failed.data) : NULL,
+						   read);
+	}
 }
 
 Datum
@@ -572,9 +610,11 @@ autocdc_run(PG_FUNCTION_ARGS)
 	List	   *names = PG_ARGISNULL(2) ? NIL : text_array_to_list(PG_GETARG_DATUM(2));
 	List	   *flows,
 			   *results = NIL,
-			   *done_targets = NIL;
+			   *done_targets = NIL,
+			   *pipelines;
 	ListCell   *lc;
 	int64		run_id;
+	TimestampTz started = GetCurrentTimestamp();
 
 	autocdc_refuse_within_flow("autocdc.run()");
 	InitMaterializedSRF(fcinfo, 0);
@@ -586,7 +626,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" does not exist", pipeline),
 				 errhint("A pipeline is created by its first flow; autocdc.pipelines lists yours.")));
-	flows = runnable_flows(catalog_load_flows(pipeline, names));
+	flows = runnable_flows(catalog_load_flows(pipeline, names), &pipelines);
 	foreach(lc, names)
 	{
 		ListCell   *lc2;
@@ -603,8 +643,13 @@ autocdc_run(PG_FUNCTION_ARGS)
 	}
 	flows = order_flows(flows);
 
-	catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
-	run_id = spi_int64(0, 1);
+	/* a scheduled run's id is its run_history row's, made by its worker */
+	run_id = autocdc_scheduled_run_id;
+	if (run_id == 0)
+	{
+		catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
+		run_id = spi_int64(0, 1);
+	}
 
 	foreach(lc, flows)
 	{
@@ -654,6 +699,8 @@ autocdc_run(PG_FUNCTION_ARGS)
 		values[8] = IntervalPGetDatum(dur);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	if (autocdc_scheduled_run_id == 0)
+		record_manual_run(run_id, pipelines, results, started);
 	catalog_prune_event_log();
 
 	SPI_finish();

@@ -12,8 +12,9 @@
  * run worker for it (worker_run.c): at most autocdc.max_workers at a time,
  * at most autocdc.max_workers_per_role for one owner's pipelines, the
  * owners with the fewest runs going first, never two for one pipeline.  It
- * records a failure for a run worker that stopped without an outcome and
- * for a run left "running" by an earlier scheduler (a crash, a restart).
+ * records an interrupted run for a run worker that stopped without an
+ * outcome and for a run left "running" by an earlier scheduler (a crash, a
+ * restart).
  * Schedulers skip a database where the extension is not installed (and
  * pick it up once it is), and do nothing on a standby.  Both loops reset a
  * per-pass memory context.
@@ -372,14 +373,9 @@ stopped_reason(RunSlot *slot)
 								   autocdc_max_run_time_s * 1000))
 		return run_time_exceeded_reason();
 	return "the run worker exited without recording an outcome: "
-		"it was terminated, crashed, or could not connect or write (see the server log)";
+		"it was terminated (pg_terminate_backend) or stopped by a fatal error (see the server log)";
 }
 
-/*
- * Forgets the run workers that have stopped; with `record`, a stopped
- * worker's lease that nothing replaced becomes a failure, backed off like
- * any.  A stopped worker holds no lock, so its lock needs no test.
- */
 /*
  * One pipeline's bookkeeping, in a subtransaction: a row that makes it
  * fail (an interval overflowing, say) is logged and skips that pipeline,
@@ -388,8 +384,7 @@ stopped_reason(RunSlot *slot)
 typedef struct PipelineStep
 {
 	int64		id;
-	const char *status;
-	const char *error;
+	const char *reason;			/* of an interruption */
 	bool		leased;
 } PipelineStep;
 
@@ -402,11 +397,11 @@ lease_step(void *arg)
 }
 
 static void
-record_step(void *arg)
+interrupted_step(void *arg)
 {
 	PipelineStep *s = arg;
 
-	pipeline_record_outcome(s->id, s->status, s->error, 0, true);
+	(void) record_interrupted_run(s->id, s->reason, true);
 }
 
 static bool
@@ -424,13 +419,19 @@ pipeline_step(void (*fn) (void *), PipelineStep *s)
 }
 
 static void
-record_failure(int64 id, const char *error)
+record_interrupted(int64 id, const char *reason)
 {
-	PipelineStep s = {id, "failed", error, false};
+	PipelineStep s = {id, reason, false};
 
-	(void) pipeline_step(record_step, &s);
+	(void) pipeline_step(interrupted_step, &s);
 }
 
+/*
+ * Forgets the run workers that have stopped; with `record`, a stopped
+ * worker's lease that nothing replaced becomes an interrupted run, backed
+ * off like a failure.  A stopped worker holds no lock, so its lock needs
+ * no test.
+ */
 static void
 reap_runs(List **runs, bool record)
 {
@@ -443,7 +444,7 @@ reap_runs(List **runs, bool record)
 		if (handle_running(slot->handle))
 			continue;
 		if (record)
-			record_failure(slot->pipeline_id, stopped_reason(slot));
+			record_interrupted(slot->pipeline_id, stopped_reason(slot));
 		*runs = foreach_delete_current(*runs, lc);
 		pfree(slot->handle);
 		pfree(slot);
@@ -475,7 +476,8 @@ mark_interrupted_runs(List *runs)
 		int64		id = *(int64 *) lfirst(lc);
 
 		if (!pipeline_active(runs, id) && pipeline_lock_free(id))
-			record_failure(id, "interrupted: the server or the run worker stopped during the run");
+			record_interrupted(id, "the run stopped without an outcome: the server restarted or shut down during it, "
+							   "or its run worker exited while no scheduler watched it");
 	}
 }
 
@@ -584,7 +586,7 @@ start_due_runs(List **runs, List *due, MemoryContext keep)
 	while (list_length(*runs) < autocdc_max_workers &&
 		   (d = pick_due(due, *runs)) != NULL)
 	{
-		PipelineStep s = {d->id, NULL, NULL, false};
+		PipelineStep s = {d->id, NULL, false};
 
 		d->done = true;
 		if (pipeline_step(lease_step, &s) && s.leased && !start_run(runs, d, keep))

@@ -9,8 +9,8 @@
  * failure would put it, before the worker exists: a worker that crashes,
  * is terminated, cannot connect or cannot record its outcome is then
  * tried again no sooner than after a failed run, never in a tight loop.
- * The outcome the worker records, or the failure the scheduler records
- * when the worker stopped without one, replaces the lease.
+ * The outcome the worker records, or the interruption recorded when the
+ * worker stopped without one (run_history.c), replaces the lease.
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
@@ -37,7 +37,8 @@ retry_delay_sql(const char *failures)
 
 /*
  * Leases a due pipeline to a run about to start: running, and next due as
- * if this run failed.  False when it is no longer due.
+ * if this run failed.  False when it is no longer due, or when another
+ * transaction holds its row (a manual run's, which has it busy anyway).
  */
 bool
 pipeline_lease(int64 id)
@@ -45,6 +46,12 @@ pipeline_lease(int64 id)
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(id)};
 
+	/* a manual run's transaction may hold the row until it ends: not waited for */
+	catalog_exec("SELECT 1 FROM autocdc.pipeline WHERE id OPERATOR(pg_catalog.=) $1 "
+				 "   FOR UPDATE SKIP LOCKED",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		return false;
 	catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = 'running', last_error = NULL, "
 						  "       last_started_at = pg_catalog.clock_timestamp(), "
 						  "       next_run_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) %s "
@@ -57,10 +64,12 @@ pipeline_lease(int64 id)
 }
 
 /*
- * Records how a run went ('success', 'failed' or 'busy') and when the next
- * one is due: the schedule's next tick; for a continuous pipeline at once,
- * or after naptime when nothing was new (rows_read 0); after naptime when
- * busy; after a failure, the back-off.  With only_running, only over a
+ * Records how a run went ('success', 'failed', 'interrupted' or 'busy') and
+ * when the next one is due: the schedule's next tick; for a continuous
+ * pipeline at once, or after naptime when nothing was new (rows_read 0);
+ * after naptime when busy; after a failure or an interruption (which
+ * counts as one: a run that keeps being cut short must not loop), the
+ * back-off.  With only_running, only over a
  * lease nothing replaced yet.
  */
 void
@@ -81,10 +90,11 @@ pipeline_record_outcome(int64 id, const char *status, const char *error,
 	catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = $2, last_error = $3, "
 						  "  last_finished_at = pg_catalog.clock_timestamp(), "
 						  "  failures = CASE $2 WHEN 'failed' THEN p.failures OPERATOR(pg_catalog.+) 1 "
+						  "                     WHEN 'interrupted' THEN p.failures OPERATOR(pg_catalog.+) 1 "
 						  "                     WHEN 'success' THEN 0 ELSE p.failures END, "
 						  "  next_run_at = CASE "
 						  "    WHEN p.schedule IS NULL THEN NULL "
-						  "    WHEN $2 OPERATOR(pg_catalog.=) 'failed' THEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) %s "
+						  "    WHEN $2 OPERATOR(pg_catalog.=) ANY ('{failed,interrupted}') THEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) %s "
 						  "    WHEN $2 OPERATOR(pg_catalog.=) 'busy' OR (p.schedule OPERATOR(pg_catalog.=) '0' AND $4 OPERATOR(pg_catalog.=) 0) "
 						  "      THEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
 						  "           pg_catalog.make_interval(secs => %d OPERATOR(pg_catalog./) 1000.0) "

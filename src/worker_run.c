@@ -9,11 +9,13 @@
  *	  autocdc.run(pipeline) as that owner in a security-restricted context,
  *	  as a superuser's manual run as that role would (autocdc.run() then
  *	  runs each flow as its own owner), and records the outcome as the
- *	  extension owner.  Every step after connecting records its failure;
- *	  a worker that dies without recording one is recorded by the
- *	  scheduler (worker.c).  A run longer than autocdc.max_run_time is
- *	  cancelled by a timeout of its own and counts as failed.  A pipeline
- *	  a manual run holds is "busy" and tried again after naptime.
+ *	  extension owner.  Its row of autocdc.run_history is committed as
+ *	  'running' before the run begins.  Every step after connecting records
+ *	  its failure; a run cancelled (pg_cancel_backend, or a timeout of its
+ *	  own at autocdc.max_run_time) is rolled back and recorded as
+ *	  interrupted (run_history.c); a worker that dies without recording an
+ *	  outcome is recorded by the scheduler (worker.c).  A pipeline a manual
+ *	  run holds is "busy" and tried again after naptime.
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
@@ -186,6 +188,8 @@ run_pipeline(int64 id, const char *pipeline, Oid owner)
 	int64		failed,
 				read;
 	char	   *errors;
+	const char *status;
+	char	   *error;
 
 	check_owner(pipeline, owner);
 	enable_run_timeouts();
@@ -206,27 +210,54 @@ run_pipeline(int64 id, const char *pipeline, Oid owner)
 	failed = spi_int64(0, 1);
 	read = spi_int64(0, 2);
 	errors = spi_value(0, 3);
-	pipeline_record_outcome(id, failed > 0 ? "failed" : "success",
-							failed > 0 ? psprintf("flows failed: %s (see autocdc.event_log)", errors) : NULL,
-							read, false);
+	status = failed > 0 ? "failed" : "success";
+	error = failed > 0 ? psprintf("flows failed: %s (see autocdc.event_log)", errors) : NULL;
+	pipeline_record_outcome(id, status, error, read, false);
+	run_history_end(autocdc_scheduled_run_id, pipeline, status, error, read);
+}
+
+/*
+ * Whether the error ended the run from outside: a cancel (pg_cancel_backend,
+ * autocdc.max_run_time), raised by ProcessInterrupts alone (a flow's own
+ * RAISE of 57014 fails that flow, and autocdc.run() goes on).
+ */
+static bool
+run_interrupted(ErrorData *edata)
+{
+	return run_time_exceeded ||
+		(edata->sqlerrcode == ERRCODE_QUERY_CANCELED && edata->funcname != NULL &&
+		 strcmp(edata->funcname, "ProcessInterrupts") == 0);
 }
 
 /* After an error anywhere in the run: records it, in a new transaction. */
 static void
 record_error(int64 id, const char *pipeline, ErrorData *edata)
 {
-	bool		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE && !run_time_exceeded;
+	bool		interrupted = run_interrupted(edata);
+	bool		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE && !interrupted;
 	char	   *reason = run_time_exceeded ? run_time_exceeded_reason() : edata->message;
 	const char *name = pipeline ? pipeline : psprintf("(id " INT64_FORMAT ")", id);
+	const char *status = interrupted ? "interrupted" : busy ? "busy" : "failed";
 
 	if (busy)
 		ereport(LOG,
 				(errmsg("autocdc run of pipeline \"%s\" deferred: %s", name, reason)));
 	else
 		ereport(WARNING,
-				(errmsg("autocdc run of pipeline \"%s\" failed: %s", name, reason)));
+				(errmsg("autocdc run of pipeline \"%s\" %s: %s", name, status, reason)));
 	begin_work("autocdc run: recording the outcome");
-	pipeline_record_outcome(id, busy ? "busy" : "failed", reason, 0, false);
+	if (interrupted)
+	{
+		/* its lease replaced already (a pipeline dropped, say): its own row still ends */
+		if (!record_interrupted_run(id, reason, false) && autocdc_scheduled_run_id != 0)
+			run_history_end(autocdc_scheduled_run_id, pipeline, status, reason, 0);
+	}
+	else
+	{
+		pipeline_record_outcome(id, status, reason, 0, false);
+		if (autocdc_scheduled_run_id != 0)
+			run_history_end(autocdc_scheduled_run_id, pipeline, status, reason, 0);
+	}
 	end_work();
 }
 
@@ -238,6 +269,7 @@ autocdc_run_worker_main(Datum arg)
 	Oid			owner = InvalidOid;
 	MemoryContext cxt = CurrentMemoryContext;
 	volatile bool timeouts_set = false;
+	bool		found;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 	pqsignal(SIGTERM, die);
@@ -252,13 +284,17 @@ autocdc_run_worker_main(Datum arg)
 		register_run_timeouts();
 		timeouts_set = true;
 		begin_work("autocdc run: starting");
-		if (load_pipeline(args.pipeline_id, (char **) &pipeline, &owner, cxt))
-		{
-			pgstat_report_activity(STATE_RUNNING,
-								   psprintf("autocdc run of pipeline %s", pipeline));
-			run_pipeline(args.pipeline_id, pipeline, owner);
-		}
+		found = load_pipeline(args.pipeline_id, (char **) &pipeline, &owner, cxt);
+		/* committed at once: other sessions see the run going */
+		if (found)
+			autocdc_scheduled_run_id = run_history_begin(pipeline, owner);
 		end_work();
+		if (found)
+		{
+			begin_work(psprintf("autocdc run of pipeline %s", pipeline));
+			run_pipeline(args.pipeline_id, pipeline, owner);
+			end_work();
+		}
 	}
 	PG_CATCH();
 	{

@@ -1,6 +1,7 @@
 # How scheduled runs fail: a run worker that dies (terminated, or killed
-# with kill -9 so that the server restarts) is backed off exactly like a
-# failed run, with the failure counted and its reason recorded; an owner
+# with kill -9 so that the server restarts) is recorded as interrupted and
+# backed off exactly like a failed run, with the failure counted and its
+# reason recorded; an owner
 # made NOLOGIN, an owner dropped, an owner whose settings make sessions
 # read-only; an advisory lock on the old key does not make a pipeline
 # busy; autocdc.max_run_time ends a run that never ends.
@@ -66,13 +67,13 @@ sub backed_off
 	  - least(8, 2 ^ (failures - 1))) < 0.05});
 }
 
-# 1. A run worker that dies is recorded as failed and backed off.
+# 1. A run worker that dies is recorded as interrupted and backed off.
 make_pipeline('alice', 'die_p', 'public.die_seq(seq)');
 $node->safe_psql('postgres', q{SELECT autocdc.schedule('die_p', '1 second')});
 ok($node->poll_query_until('postgres',
 	q{SELECT failures >= 3 FROM autocdc.pipelines WHERE name = 'die_p'}),
 	'a run worker that dies counts as a failed run');
-is(pipeline('die_p', 'last_status'), 'failed', 'recorded as failed');
+is(pipeline('die_p', 'last_status'), 'interrupted', 'recorded as interrupted');
 like(pipeline('die_p', 'last_error'),
 	qr/^the run worker exited without recording an outcome: /, 'with the reason');
 is(backed_off('die_p'), 't', 'and backed off exactly like a failed run');
@@ -102,9 +103,10 @@ for my $round (1 .. 2)
 		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'autocdc run' AND query LIKE '%kill_p%'});
 	kill 'KILL', $pid;
 	ok($node->poll_query_until('postgres',
-		qq{SELECT last_status = 'failed' AND failures = $round FROM autocdc.pipelines WHERE name = 'kill_p'}),
-		"round $round: after the restart the run is failed, failures $round");
-	like(pipeline('kill_p', 'last_error'), qr/^interrupted: /, "round $round: as interrupted");
+		qq{SELECT last_status = 'interrupted' AND failures = $round FROM autocdc.pipelines WHERE name = 'kill_p'}),
+		"round $round: after the restart the run is interrupted, failures $round");
+	like(pipeline('kill_p', 'last_error'), qr/^the run stopped without an outcome: the server restarted /,
+		"round $round: with the reason");
 	is(backed_off('kill_p'), 't', "round $round: backed off like a failed run");
 	$next = pipeline('kill_p', 'next_run_at');
 }
@@ -168,7 +170,8 @@ isnt(pipeline('carol_p', 'last_status'), 'busy', 'never busy');
 $squat->quit;
 $node->safe_psql('postgres', q{SELECT autocdc.unschedule('carol_p')});
 
-# 7. autocdc.max_run_time cancels a run that never ends; it counts as failed.
+# 7. autocdc.max_run_time cancels a run that never ends; it is interrupted,
+# counted as a failure.
 $node->safe_psql('postgres', q{ALTER SYSTEM SET autocdc.max_run_time = '2s'});
 $node->reload;
 make_pipeline('alice', 'forever_p', 'public.sleepy(seq)');
@@ -177,7 +180,7 @@ ok($node->poll_query_until('postgres',
 	q{SELECT failures >= 1 FROM autocdc.pipelines WHERE name = 'forever_p'}),
 	'a run longer than autocdc.max_run_time is stopped');
 is(pipeline('forever_p', 'last_status || \': \' || last_error'),
-	'failed: the run exceeded autocdc.max_run_time (2s)', 'and recorded as failed with the reason');
+	'interrupted: the run exceeded autocdc.max_run_time (2s)', 'and recorded as interrupted with the reason');
 is(backed_off('forever_p'), 't', 'backed off');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM forever_p_tgt}), '0', 'nothing of it applied');
 $node->safe_psql('postgres', q{SELECT autocdc.unschedule('forever_p')});
@@ -198,7 +201,7 @@ ok($node->poll_query_until('postgres',
 	q{SELECT failures >= 1 FROM autocdc.pipelines WHERE name = 'stubborn_p'}),
 	'a run that catches the cancel is stopped too');
 is(pipeline('stubborn_p', 'last_status || \': \' || last_error'),
-	'failed: the run exceeded autocdc.max_run_time (2s)', 'and recorded with the reason');
+	'interrupted: the run exceeded autocdc.max_run_time (2s)', 'and recorded with the reason');
 is(backed_off('stubborn_p'), 't', 'backed off');
 $node->safe_psql('postgres', q{SELECT autocdc.unschedule('stubborn_p')});
 ok($node->poll_query_until('postgres',

@@ -66,14 +66,14 @@ $node->safe_psql('postgres', q{INSERT INTO bert_src VALUES (2, 'two', 1)});
 ok($node->poll_query_until('postgres', q{SELECT count(*) = 2 FROM bert_tgt}), 'and keeps running');
 is(runs('anna%'), '2', "anna still has two");
 
-# A terminated run worker: its pipeline is failed with the reason, its slot
+# A terminated run worker: its pipeline is interrupted with the reason, its slot
 # and anna's share are free again, so another of anna's pipelines starts.
 my ($pid, $name) = split /\|/, $node->safe_psql('postgres',
 	q{SELECT pid, substr(query, 25) FROM pg_stat_activity WHERE backend_type = 'autocdc run' AND query LIKE 'autocdc run of pipeline anna%' LIMIT 1});
 $node->safe_psql('postgres', qq{SELECT pg_terminate_backend($pid)});
 ok($node->poll_query_until('postgres',
-	qq{SELECT last_status = 'failed' AND failures = 1 FROM autocdc.pipelines WHERE name = '$name'}),
-	'a terminated run worker leaves its pipeline failed, not running');
+	qq{SELECT last_status = 'interrupted' AND failures = 1 FROM autocdc.pipelines WHERE name = '$name'}),
+	'a terminated run worker leaves its pipeline interrupted, not running');
 like($node->safe_psql('postgres', qq{SELECT last_error FROM autocdc.pipelines WHERE name = '$name'}),
 	qr/^the run worker exited without recording an outcome: /, 'with the reason');
 ok($node->poll_query_until('postgres',
