@@ -79,6 +79,7 @@ extern char *rel_qualified_name(Oid relid);
 extern char *type_qualified_name(Oid typid);
 extern void append_column_list(StringInfo buf, List *names, const char *prefix);
 extern bool list_has_string(List *names, const char *name);
+extern List *event_store_value_columns(Oid events, List *keys);
 extern List *partition_key_columns(Oid relid, bool *expr);
 extern int	list_index_of_string(List *names, const char *name);
 

@@ -82,28 +82,6 @@ state_of(Oid target)
 	return isnull ? InvalidOid : DatumGetObjectId(d);
 }
 
-/* The event store's value columns: all but keys and autocdc's own. */
-static List *
-store_values(FlowSpec *spec, Oid events)
-{
-	Relation	rel = relation_open(events, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	List	   *result = NIL;
-
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		char	   *name = NameStr(att->attname);
-
-		if (att->attisdropped || list_has_string(spec->keys, name) ||
-			strncmp(name, AUTOCDC_RESERVED_PREFIX, strlen(AUTOCDC_RESERVED_PREFIX)) == 0)
-			continue;
-		result = lappend(result, pstrdup(name));
-	}
-	relation_close(rel, AccessShareLock);
-	return result;
-}
-
 /*
  * SCD 2: the target's versions as events in an empty event store (see the
  * header comment).  A store that holds events already describes the
@@ -115,7 +93,7 @@ seed_event_store(FlowSpec *spec)
 	Oid			events = state_of(spec->target);
 	char	   *qevents = rel_qualified_name(events);
 	char	   *qtarget = rel_qualified_name(spec->target);
-	List	   *values = store_values(spec, events);
+	List	   *values = event_store_value_columns(events, spec->keys);
 	List	   *all = list_concat_copy(spec->keys, values);
 	StringInfoData sql,
 				cols,

@@ -36,28 +36,6 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-/* The value columns of the event store: all but keys and autocdc's own. */
-static List *
-event_store_columns(FlowDef *f, Oid events)
-{
-	Relation	rel = relation_open(events, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	List	   *result = NIL;
-
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		char	   *name = NameStr(att->attname);
-
-		if (att->attisdropped || list_has_string(f->keys, name) ||
-			strncmp(name, AUTOCDC_RESERVED_PREFIX, strlen(AUTOCDC_RESERVED_PREFIX)) == 0)
-			continue;
-		result = lappend(result, pstrdup(name));
-	}
-	relation_close(rel, AccessShareLock);
-	return result;
-}
-
 /* Null-safe equality of column `col` of `a` and `b`. */
 static void
 col_eq(StringInfo sql, FlowDef *f, const char *a, const char *b, const char *col)
@@ -403,7 +381,7 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	memset(&c, 0, sizeof(c));
 	c.qtarget = rel_qualified_name(f->target);
 	c.qevents = rel_qualified_name(f->state);
-	c.values = event_store_columns(f, f->state);
+	c.values = event_store_value_columns(f->state, f->keys);
 	c.tracked = f->track_columns != NIL ? f->track_columns : c.values;
 	foreach(lc, f->state_partial)
 		if (list_has_string(c.values, lfirst(lc)))

@@ -95,6 +95,15 @@ autocdc_extension_owner(void)
 	return owner;
 }
 
+
+/* Sets a setting until the current GUC nest level ends. */
+static void
+set_option_saved(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
 /*
  * Act as `role` until autocdc_unbecome, with search_path pinned to
  * pg_catalog so that nothing a user put on their path can be picked up,
@@ -114,20 +123,15 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 		sec |= SECURITY_RESTRICTED_OPERATION;
 	SetUserIdAndSecContext(role, sec);
 	sw->save_nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	set_option_saved("search_path", "pg_catalog, pg_temp");
 
 	/*
 	 * Sequences, versions and truncate marks are kept as text: write and
 	 * read them in one style whatever the session's, so they round-trip.
 	 */
-	(void) set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	set_option_saved("datestyle", "ISO, YMD");
+	set_option_saved("intervalstyle", "postgres");
+	set_option_saved("extra_float_digits", "3");
 
 	/*
 	 * A run's statements are planned on estimates that lag its batch (new
@@ -135,8 +139,7 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 	 * then costs more than the statement (up to a few hundred ms).
 	 */
 	if (restricted)
-		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
+		set_option_saved("jit", "off");
 }
 
 /*
@@ -207,14 +210,10 @@ spi_value_canonical(int row, int col)
 	int			nest = NewGUCNestLevel();
 	char	   *v;
 
-	(void) set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("bytea_output", "hex", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	set_option_saved("datestyle", "ISO, YMD");
+	set_option_saved("intervalstyle", "postgres");
+	set_option_saved("extra_float_digits", "3");
+	set_option_saved("bytea_output", "hex");
 	v = spi_value(row, col);
 	AtEOXact_GUC(true, nest);
 	return v;
@@ -334,16 +333,11 @@ spi_exec_by_tid(const char *sql)
 {
 	int			nest = NewGUCNestLevel();
 
-	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_indexscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	set_option_saved("enable_hashjoin", "off");
+	set_option_saved("enable_mergejoin", "off");
+	set_option_saved("enable_seqscan", "off");
+	set_option_saved("enable_indexscan", "off");
+	set_option_saved("enable_bitmapscan", "off");
 	spi_exec(sql, 0, NULL, NULL, NULL, false);
 	AtEOXact_GUC(true, nest);
 	return SPI_processed;
@@ -594,4 +588,26 @@ partition_key_columns(Oid relid, bool *expr)
 		relation_close(rel, AccessShareLock);
 	}
 	return cols;
+}
+
+/* The value columns of an SCD 2 event store: all but the keys and autocdc's own. */
+List *
+event_store_value_columns(Oid events, List *keys)
+{
+	Relation	rel = relation_open(events, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *result = NIL;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *name = NameStr(att->attname);
+
+		if (att->attisdropped || list_has_string(keys, name) ||
+			strncmp(name, AUTOCDC_RESERVED_PREFIX, strlen(AUTOCDC_RESERVED_PREFIX)) == 0)
+			continue;
+		result = lappend(result, pstrdup(name));
+	}
+	relation_close(rel, AccessShareLock);
+	return result;
 }
