@@ -95,7 +95,6 @@ autocdc_extension_owner(void)
 	return owner;
 }
 
-
 /* Sets a setting until the current GUC nest level ends. */
 static void
 set_option_saved(const char *name, const char *value)
