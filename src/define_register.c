@@ -203,6 +203,30 @@ register_retention(FlowSpec *spec)
 }
 
 /*
+ * A target whose state (or ROW() composite) still belongs to a former
+ * owner of the target: code that role attached to it would run with the
+ * new owner's rights, so no flow is added until the flows are made again.
+ */
+static void
+refuse_aux_of_former_owner(FlowSpec *spec, Oid state, Oid composite)
+{
+	Oid			owner = autocdc_relation_owner(spec->target);
+	Oid			aux[2] = {state, OidIsValid(composite) ? get_typ_typrelid(composite) : InvalidOid};
+
+	for (int i = 0; i < 2; i++)
+		if (OidIsValid(aux[i]) && get_rel_name(aux[i]) != NULL &&
+			autocdc_relation_owner(aux[i]) != owner)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the auxiliary state of target \"%s\" belongs to role \"%s\", not to the target's owner \"%s\"",
+							get_rel_name(spec->target),
+							GetUserNameFromId(autocdc_relation_owner(aux[i]), false),
+							GetUserNameFromId(owner, false)),
+					 errdetail("The target changed owner after its flows were created; what the former owner attached to the state would run with the new owner's rights."),
+					 errhint("Drop the target's flows (autocdc.drop_flow) and create them again.")));
+}
+
+/*
  * Registers the target and its state, or, when other flows already feed
  * it, checks that this one agrees with them (DESIGN §3: several AUTO CDC
  * flows into one target).
@@ -230,6 +254,7 @@ register_target(FlowSpec *spec, Oid owner)
 		List	   *tracked = text_array_to_list(SPI_getbinval(tup, desc, 6, &isnull));
 		char	   *tname = get_rel_name(spec->target);
 
+		refuse_aux_of_former_owner(spec, state, composite);
 		if (spec->seq_type == RECORDOID && OidIsValid(composite) &&
 			define_same_oid_lists(spec->seq_row_types, define_composite_field_types(composite)))
 		{

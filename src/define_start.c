@@ -130,8 +130,8 @@ seed_event_store(FlowSpec *spec)
 	append_seq_cmp(&sql, "n.__start_at", "=", "t.__end_at", spec->seq_type);
 	appendStringInfoChar(&sql, ')');
 
-	/* the store is the target owner's, and so is what inserting sets off */
-	autocdc_become_owner_of(&sw, events);
+	/* as the target's owner, whose the store is (define_register.c checks) */
+	autocdc_become_owner_of(&sw, spec->target);
 	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 }
@@ -169,4 +169,6 @@ define_start_now(FlowSpec *spec)
 
 	flow.once = spec->once;		/* a ONCE flow counts as done */
 	catalog_save_checkpoint(&flow, snapshot, own_xid, (int64) cid, NULL);
+	/* rows this transaction inserts from now on are read by the next run */
+	stamp_note_run_reads(spec->source);
 }

@@ -79,4 +79,7 @@ extern Oid	catalog_pipeline_owner(const char *pipeline, int64 *id);
 /* Acting for a flow: as its target's owner, under its pinned settings (run.c). */
 extern void flow_become(UserSwitch *sw, FlowDef *f);
 
+/* run.c: refuses a target whose auxiliary objects are not f->run_as's */
+extern void flow_require_aux_owned(FlowDef *f);
+
 #endif							/* AUTOCDC_FLOW_H */

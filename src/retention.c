@@ -148,8 +148,10 @@ load_compact_target(Oid target)
 	FlowDef    *f = palloc0(sizeof(FlowDef));
 	bool		isnull;
 
-	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, state_table::pg_catalog.oid "
-				 "  FROM autocdc.target WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, state_table::pg_catalog.oid, "
+				 "       (SELECT min(f.name) FROM autocdc.flow f "
+				 "         WHERE f.target OPERATOR(pg_catalog.=) t.target) "
+				 "  FROM autocdc.target t WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 				 "   AND kind OPERATOR(pg_catalog.=) 'auto_cdc'",
 				 1, types, values, NULL);
 	if (SPI_processed != 1)
@@ -157,7 +159,9 @@ load_compact_target(Oid target)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("\"%s\" is not the target of an AUTO CDC flow", get_rel_name(target)),
 				 errdetail("Only SCD targets keep tombstones and events to compact.")));
-	f->name = "compact";
+	f->name = spi_value(0, 5);	/* named in hints */
+	if (f->name == NULL)
+		f->name = "compact";
 	f->target = target;
 	f->scd_type = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	f->keys = text_array_to_list(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
@@ -208,6 +212,9 @@ autocdc_compact(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	catalog_check_version();
 	f = load_compact_target(target);
+	/* what the former owner attached to the state must not run as this one */
+	f->run_as = owner;
+	flow_require_aux_owned(f);
 
 	/* read as the owner, who trusts the type (a domain's checks run) */
 	autocdc_become(&sw, owner, true);

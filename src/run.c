@@ -206,6 +206,18 @@ require_aux_owned_by(FlowDef *f, Oid aux)
 					 quote_literal_cstr(f->name))));
 }
 
+/* The state and a ROW() composite of schema autocdc, both f->run_as's. */
+void
+flow_require_aux_owned(FlowDef *f)
+{
+	Oid			typrel = get_typ_typrelid(f->seq_type);
+
+	require_aux_owned_by(f, f->state);
+	if (OidIsValid(typrel) &&
+		get_rel_namespace(typrel) == get_namespace_oid("autocdc", false))
+		require_aux_owned_by(f, typrel);
+}
+
 /*
  * A flow runs as its target's owner (README, Security): the target's
  * triggers and the state's run with that role's rights and no other.  The
@@ -223,11 +235,7 @@ resolve_run_role(FlowDef *f)
 				 errmsg("the role that created flow \"%s\" no longer exists", f->name),
 				 errhint("Drop the flow and create it again: SELECT autocdc.drop_flow(%s);",
 						 quote_literal_cstr(f->name))));
-	require_aux_owned_by(f, f->state);
-	require_aux_owned_by(f, get_typ_typrelid(f->seq_type) != InvalidOid &&
-						 get_rel_namespace(get_typ_typrelid(f->seq_type)) ==
-						 get_namespace_oid("autocdc", false) ?
-						 get_typ_typrelid(f->seq_type) : InvalidOid);
+	flow_require_aux_owned(f);
 	if (!has_privs_of_role(f->owner, f->run_as))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -357,7 +365,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 		read_require_xid_column(f);
 		stamp_check_trigger(f, true);
 		stamp_unstamped_rows(f, p.whole);
-		stamp_note_run_reads();
+		stamp_note_run_reads(f->source);
 	}
 
 	flow_become(&sw, f);

@@ -33,7 +33,7 @@ extern void read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p);
 extern void read_require_xid_column(FlowDef *flow);
 
 /* The stamps of a table source (stamp.c). */
-extern void stamp_note_run_reads(void);
+extern void stamp_note_run_reads(Oid source);
 extern void stamp_check_trigger(FlowDef *flow, bool refuse_missing);
 extern void stamp_unstamped_rows(FlowDef *flow, bool whole);
 

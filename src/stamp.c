@@ -30,17 +30,19 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/xid8.h"
 
 PG_FUNCTION_INFO_V1(autocdc_stamp_xid);
 
 /*
- * Whether a run read rows of the current top-level transaction.  Reset at
- * its end only: a subtransaction that aborts leaves it set, which merely
- * stamps more rows NULL (the next run reads them all the same).
+ * The table sources a run read in the current top-level transaction (in
+ * TopTransactionContext).  Reset at its end only: a subtransaction that
+ * aborts leaves its sources listed, which merely stamps more rows NULL
+ * (the next run reads them all the same).
  */
-static bool run_read_this_xact = false;
+static List *sources_read_this_xact = NIL;
 static bool xact_callback_registered = false;
 
 static void
@@ -49,25 +51,42 @@ stamp_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
-		run_read_this_xact = false;
+		sources_read_this_xact = NIL;	/* its memory goes with the transaction */
 }
 
-/* Called by a run before it reads a table source. */
+/* Called by a run (or start_from => 'now') as it reads a table source. */
 void
-stamp_note_run_reads(void)
+stamp_note_run_reads(Oid source)
 {
+	MemoryContext old;
+
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(stamp_xact_callback, NULL);
 		xact_callback_registered = true;
 	}
-	run_read_this_xact = true;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	sources_read_this_xact = list_append_unique_oid(sources_read_this_xact, source);
+	MemoryContextSwitchTo(old);
+}
+
+/* Whether a run read this table, or a partitioned table it is in, in this transaction. */
+static bool
+read_in_this_xact(List *self_and_ancestors)
+{
+	ListCell   *lc;
+
+	foreach(lc, self_and_ancestors)
+		if (list_member_oid(sources_read_this_xact, lfirst_oid(lc)))
+			return true;
+	return false;
 }
 
 /* What the trigger works out once per statement (kept in fn_extra). */
 typedef struct StampCache
 {
 	int			attnum;			/* of __autocdc_xid */
+	List	   *rels;			/* the table and its partition ancestors */
 	bool		decided;		/* keep_given below is known */
 	bool		keep_given;		/* given stamps are a restore's: kept */
 } StampCache;
@@ -165,6 +184,15 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 					 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8, or drop the table's flows and then the trigger %s.",
 							 quote_identifier(RelationGetRelationName(rel)), AUTOCDC_XID_COLUMN,
 							 AUTOCDC_STAMP_TRIGGER)));
+		{
+			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+			cache->rels = list_make1_oid(RelationGetRelid(rel));
+			if (rel->rd_rel->relispartition)
+				cache->rels = list_concat(cache->rels,
+										  get_partition_ancestors(RelationGetRelid(rel)));
+			MemoryContextSwitchTo(old);
+		}
 		fcinfo->flinfo->fn_extra = cache;
 	}
 
@@ -183,7 +211,7 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		if (cache->keep_given)
 			return PointerGetDatum(trigdata->tg_trigtuple);
 	}
-	isnull = run_read_this_xact;
+	isnull = sources_read_this_xact != NIL && read_in_this_xact(cache->rels);
 	value = FullTransactionIdGetDatum(own);
 	tuple = heap_modify_tuple_by_cols(trigdata->tg_trigtuple, RelationGetDescr(rel),
 									  1, &cache->attnum, &value, &isnull);
@@ -295,9 +323,38 @@ stamp_unstamped_rows(FlowDef *f, bool whole)
 	spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
 			 1, argtypes, values, NULL, false);
 	if (spi_bool(0, 1))
-		spi_exec(psprintf("UPDATE %s SET %s = pg_catalog.pg_current_xact_id()%s",
-						  qname, AUTOCDC_XID_COLUMN, where),
-				 1, argtypes, values, NULL, false);
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
+		/*
+		 * Rows another transaction holds (a concurrent run stamping them, a
+		 * writer) are left: they keep no stamp and a later run stamps them,
+		 * so no run waits on a lock another role's open transaction holds.
+		 */
+		PG_TRY();
+		{
+			spi_exec(psprintf("UPDATE %s s SET %s = pg_catalog.pg_current_xact_id() "
+							  "FROM (SELECT tableoid AS r, ctid AS t FROM %s%s FOR UPDATE SKIP LOCKED) n "
+							  "WHERE s.tableoid OPERATOR(pg_catalog.=) n.r "
+							  "AND s.ctid OPERATOR(pg_catalog.=) n.t",
+							  qname, AUTOCDC_XID_COLUMN, qname, where),
+					 1, argtypes, values, NULL, false);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *e;
+
+			/* the owner sees rows the reading role may not: show none */
+			MemoryContextSwitchTo(cxt);
+			e = CopyErrorData();
+			FlushErrorState();
+			e->detail = pstrdup("The error was raised while stamping the source's rows that had no stamp, as its owner.");
+			e->detail_log = NULL;
+			e->context = NULL;
+			ReThrowError(e);
+		}
+		PG_END_TRY();
+	}
 	autocdc_unbecome(&sw);
 }
 

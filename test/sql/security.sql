@@ -357,11 +357,12 @@ RESET ROLE;
 ALTER TABLE mal.handed OWNER TO CURRENT_USER;
 CREATE TABLE public.h2_src (id int, v int, seq int);
 INSERT INTO public.h2_src VALUES (1, 1, 1);
+-- no flow is added to it, its flows' runs are refused, and so is compact
 SELECT autocdc.create_auto_cdc_flow(target => 'mal.handed', source => 'public.h2_src', keys => ARRAY['id'],
   sequence_by => 'seq', name => 'admin_handed', pipeline => 'admin_h');
-SELECT flow, status FROM autocdc.run('admin_h');
-SELECT error FROM autocdc.event_log WHERE flow = 'admin_handed' ORDER BY id DESC LIMIT 1;
-SELECT autocdc.drop_flow('admin_handed');
+SELECT flow, status FROM autocdc.run('mal_h');
+SELECT error FROM autocdc.event_log WHERE flow = 'mal.handed' ORDER BY id DESC LIMIT 1;
+SELECT * FROM autocdc.compact('mal.handed', '1');
 DROP TABLE public.h2_src;
 DROP TABLE mal.handed;
 

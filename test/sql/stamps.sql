@@ -146,5 +146,42 @@ SELECT flow, rows_read, status FROM autocdc.run('st3');
 UPDATE autocdc.checkpoint SET snapshot = '999999999:999999999:', cluster_id = 42 WHERE flow = 'st_snap';
 SELECT flow, rows_read, status FROM autocdc.run('st3');
 
+-- Only the sources a run read stamp later rows NULL: rows a run writes
+-- into a target that is itself a source (a chained pipeline) keep their
+-- transaction's stamp, and are read by transaction as usual.
+CREATE TABLE ch_src (id int, v text);
+SELECT autocdc.create_append_flow(target => 'ch_mid', source => 'ch_src', pipeline => 'ch1');
+SELECT autocdc.create_append_flow(target => 'ch_out', source => 'ch_mid', pipeline => 'ch2');
+BEGIN;
+INSERT INTO ch_src VALUES (1, 'a');
+SELECT flow, rows_read FROM autocdc.run('ch1');
+SELECT count(*) AS rows, count(*) FILTER (WHERE __autocdc_xid IS NULL) AS unstamped FROM ch_mid;
+INSERT INTO ch_src VALUES (2, 'b');
+SELECT id, __autocdc_xid IS NULL AS unstamped FROM ch_src ORDER BY id;
+COMMIT;
+SELECT flow, rows_read FROM autocdc.run('ch2');
+SELECT flow, rows_read FROM autocdc.run('ch1');
+SELECT flow, rows_read FROM autocdc.run('ch2');
+SELECT * FROM ch_out ORDER BY id;
+
+-- A source's rows are read by the flows over its partitions and its
+-- parents too: autocdc.source_progress bounds it by all of them.
+CREATE TABLE pp (id int, v text) PARTITION BY LIST (id);
+CREATE TABLE pp1 PARTITION OF pp FOR VALUES IN (1);
+CREATE TABLE pp2 PARTITION OF pp FOR VALUES IN (2);
+SELECT autocdc.create_append_flow(target => 'pp_all', source => 'pp', pipeline => 'pp_a');
+SELECT autocdc.create_append_flow(target => 'pp_one', source => 'pp1', pipeline => 'pp_b');
+INSERT INTO pp VALUES (1, 'x'), (2, 'y');
+SELECT flow, rows_read FROM autocdc.run('pp_a');
+SELECT source, flows, read_below IS NULL AS not_yet FROM autocdc.source_progress
+ WHERE source IN ('pp'::regclass, 'pp1'::regclass) ORDER BY source::text;
+SELECT flow, rows_read FROM autocdc.run('pp_b');
+SELECT source, flows, read_below IS NOT NULL AS bounded,
+       read_below = (SELECT min(pg_snapshot_xmin(c.snapshot)) FROM autocdc.checkpoint c
+                      WHERE c.flow IN ('pp_all', 'pp_one')) AS by_both
+  FROM autocdc.source_progress
+ WHERE source IN ('pp'::regclass, 'pp1'::regclass) ORDER BY source::text;
+
+DROP TABLE ch_src, ch_mid, ch_out, pp, pp_all, pp_one CASCADE;
 DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3 CASCADE;
 DROP SCHEMA st CASCADE;
