@@ -125,6 +125,7 @@ _PG_init(void)
 	{
 		autocdc_preloaded = true;
 		autocdc_register_launcher();
+		manual_runs_init();
 	}
 }
 

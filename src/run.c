@@ -575,6 +575,10 @@ runnable_flows(List *flows, List **pipelines)
 	return result;
 }
 
+static List *pipeline_ids(List *names);
+static void run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
+					  TimestampTz started, ReturnSetInfo *rsinfo);
+
 /*
  * A manual run's outcome per pipeline it ran, in autocdc.run_history and
  * the pipeline's row, as a scheduled run's (run_history.c).
@@ -618,7 +622,6 @@ autocdc_run(PG_FUNCTION_ARGS)
 	List	   *names = PG_ARGISNULL(2) ? NIL : text_array_to_list(PG_GETARG_DATUM(2));
 	List	   *flows,
 			   *results = NIL,
-			   *done_targets = NIL,
 			   *pipelines;
 	ListCell   *lc;
 	int64		run_id;
@@ -667,6 +670,71 @@ autocdc_run(PG_FUNCTION_ARGS)
 		results = lappend(results, r);
 	}
 
+	if (autocdc_scheduled_run_id != 0)
+		run_flows(results, refresh, run_id, pipelines, started, rsinfo);
+	else
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
+		/* a cancel rolls the bookkeeping back: shared memory keeps it (manual_runs.c) */
+		manual_run_begin(run_id, pipeline_ids(pipelines));
+		PG_TRY();
+		{
+			run_flows(results, refresh, run_id, pipelines, started, rsinfo);
+		}
+		PG_CATCH();
+		{
+			if (geterrcode() == ERRCODE_QUERY_CANCELED)
+			{
+				MemoryContext ecxt = MemoryContextSwitchTo(cxt);
+				ErrorData  *e = CopyErrorData();
+
+				MemoryContextSwitchTo(ecxt);
+				manual_run_interrupted(e->message);
+			}
+			else
+				manual_run_end();
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		manual_run_end();
+	}
+
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/* The ids of the named pipelines, as int64 * in a List. */
+static List *
+pipeline_ids(List *names)
+{
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1];
+	List	   *ids = NIL;
+
+	if (names == NIL)
+		return NIL;
+	values[0] = list_to_text_array(names);
+	catalog_exec("SELECT id FROM autocdc.pipeline WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		int64	   *id = palloc(sizeof(int64));
+
+		*id = spi_int64(i, 1);
+		ids = lappend(ids, id);
+	}
+	return ids;
+}
+
+/* Runs the flows, returns their rows, logs and records the run. */
+static void
+run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
+		  TimestampTz started, ReturnSetInfo *rsinfo)
+{
+	List	   *done_targets = NIL;
+	ListCell   *lc;
+
 	foreach(lc, results)
 	{
 		FlowResult *r = lfirst(lc);
@@ -710,7 +778,4 @@ autocdc_run(PG_FUNCTION_ARGS)
 	if (autocdc_scheduled_run_id == 0)
 		record_manual_run(run_id, pipelines, results, started);
 	catalog_prune_event_log();
-
-	SPI_finish();
-	return (Datum) 0;
 }

@@ -305,3 +305,50 @@ record_interrupted_run(int64 pipeline_id, const char *reason, bool skip_locked)
 	interrupt_flows(run_id, pipeline, owner, run_started, reason);
 	return true;
 }
+
+/*
+ * A manual run that was cancelled (or whose session was terminated): its
+ * caller's transaction rolled its bookkeeping back, so the scheduler of
+ * its database records it from what the run left in shared memory
+ * (manual_runs.c).  False when the pipeline is gone.
+ */
+bool
+record_interrupted_manual_run(int64 pipeline_id, int64 run_id, int pid, Oid run_by,
+							  TimestampTz started, const char *reason)
+{
+	Oid			argtypes[6] = {INT8OID, INT8OID, INT4OID, OIDOID, TIMESTAMPTZOID, TEXTOID};
+	Datum		values[6];
+	char	   *pipeline;
+	Oid			owner;
+	bool		isnull;
+	ManualOutcome o;
+
+	values[0] = Int64GetDatum(pipeline_id);
+	values[1] = Int64GetDatum(run_id);
+	values[2] = Int32GetDatum(pid);
+	values[3] = ObjectIdGetDatum(run_by);
+	values[4] = TimestampTzGetDatum(started);
+	values[5] = CStringGetTextDatum(reason);
+	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.pipeline "
+				 " WHERE id OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		return false;
+	pipeline = spi_value(0, 1);
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 2, &isnull));
+	catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
+				 "       started_at, ended_at, rows_read, error, run_by, pipeline_owner) "
+				 "SELECT $2, p.name, 'manual', $3, 'interrupted', $5, pg_catalog.clock_timestamp(), "
+				 "       0, $6, $4::pg_catalog.regrole, p.owner "
+				 "  FROM autocdc.pipeline p WHERE p.id OPERATOR(pg_catalog.=) $1 "
+				 "ON CONFLICT DO NOTHING",
+				 6, argtypes, values, NULL);
+	interrupt_flows(run_id, pipeline, owner, started, reason);
+	o.pipeline = pipeline;
+	o.started = started;
+	o.status = "interrupted";
+	o.error = reason;
+	update_pipeline_row(&o);
+	return true;
+}

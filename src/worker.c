@@ -608,6 +608,26 @@ next_due_ms(long sleep_ms)
 	return sleep_ms;
 }
 
+/* Manual runs cancelled or terminated (manual_runs.c), apart from the rest. */
+static void
+manual_runs_step(void *arg)
+{
+	manual_runs_record();
+}
+
+static void
+record_manual_runs(void)
+{
+	ErrorData  *edata = autocdc_try(manual_runs_step, NULL);
+
+	if (edata == NULL)
+		return;
+	ereport(LOG,
+			(errmsg("autocdc could not record an interrupted manual run: %s",
+					edata->message)));
+	FreeErrorData(edata);
+}
+
 /*
  * One pass: records the runs that ended without an outcome, starts the
  * runs that are due.  Returns how long to sleep before the next pass (ms).
@@ -628,6 +648,7 @@ scheduler_pass(List **runs, MemoryContext keep, MemoryContext pass)
 	{
 		reap_runs(runs, true);
 		mark_interrupted_runs(*runs);
+		record_manual_runs();
 		start_due_runs(runs, load_due(pass), keep);
 		sleep_ms = next_due_ms(sleep_ms);
 		catalog_prune_event_log();

@@ -40,5 +40,14 @@ extern void run_history_end(int64 run_id, const char *pipeline, const char *stat
 extern void run_history_manual(int64 run_id, const char *pipeline, TimestampTz started,
 							   const char *status, const char *error, int64 rows_read);
 extern bool record_interrupted_run(int64 pipeline_id, const char *reason, bool skip_locked);
+extern bool record_interrupted_manual_run(int64 pipeline_id, int64 run_id, int pid, Oid run_by,
+										  TimestampTz started, const char *reason);
+
+/* Cancelled manual runs, kept in shared memory when preloaded (manual_runs.c). */
+extern void manual_runs_init(void);
+extern void manual_run_begin(int64 run_id, List *pipeline_ids);
+extern void manual_run_interrupted(const char *reason);
+extern void manual_run_end(void);
+extern void manual_runs_record(void);
 
 #endif							/* AUTOCDC_WORKER_H */

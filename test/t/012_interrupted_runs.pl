@@ -5,7 +5,8 @@
 # failure, its run_history row (seen 'running' by other sessions while it
 # went) 'interrupted', and one 'interrupted' event log row per flow of the
 # pipeline.  A manual run cancelled (pg_cancel_backend, statement_timeout)
-# is rolled back with its caller's transaction and leaves nothing.
+# or terminated is rolled back with its caller's transaction; the library
+# being preloaded, the scheduler records it from shared memory.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -168,11 +169,12 @@ check_interrupted('kill_p',
 	  . 'or its run worker exited while no scheduler watched it', $pid, 1);
 sql(q{SELECT autocdc.unschedule('kill_p')});
 
-# 5. A manual run cancelled, by pg_cancel_backend or statement_timeout,
-# leaves no row anywhere: its bookkeeping was in the rolled-back
-# transaction.
+# 5. A manual run cancelled, by pg_cancel_backend or statement_timeout:
+# its bookkeeping was in the rolled-back transaction, and the scheduler
+# records it from shared memory (the library is preloaded): a manual
+# history row, one event log row per flow, the pipeline's last run.  The
+# pipeline is not scheduled, so nothing is backed off.
 make_pipeline('man_p', 'public.sleepy(seq)');
-my $before = sql(q{SELECT (SELECT count(*) FROM autocdc.run_history) || '/' || (SELECT count(*) FROM autocdc.event_log)});
 my $session = $node->background_psql('postgres', on_error_stop => 0);
 my $mpid = $session->query_safe('SELECT pg_backend_pid()');
 $session->query_until(qr/started/, q{SET ROLE alice;
@@ -186,13 +188,48 @@ sql("SELECT pg_cancel_backend($mpid)");
 $session->query('SELECT 1');
 like($session->{stderr}, qr/ERROR:  canceling statement due to user request/, 'it is cancelled');
 $session->quit;
+my $cancelled = 'canceling statement due to user request';
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM autocdc.run_history WHERE pipeline = 'man_p'}),
+	'the scheduler records the cancelled manual run');
+is(sql(qq{SELECT trigger || '|' || status || '|' || error || '|' || (pid = $mpid) || '|' || run_by
+          FROM autocdc.run_history WHERE pipeline = 'man_p'}),
+	"manual|interrupted|$cancelled|true|alice", 'its history row');
+my $run_id = sql(q{SELECT run_id FROM autocdc.run_history WHERE pipeline = 'man_p'});
+is(sql(qq{SELECT string_agg(flow || '|' || status || '|' || error, E'\n' ORDER BY flow)
+          FROM autocdc.event_log WHERE run_id = $run_id}),
+	"man_p_f|interrupted|$cancelled\nman_p_g|interrupted|$cancelled", 'an event log row per flow');
+is(pipeline('man_p', q{last_status || '|' || last_error || '|' || failures || '|' || (next_run_at IS NULL)}),
+	"interrupted|$cancelled|0|true", 'the pipeline\'s last run, not backed off');
 my ($ret, $out, $err) = $node->psql('postgres',
 	q{SET ROLE alice; SET statement_timeout = '300ms'; SELECT * FROM autocdc.run('man_p')});
 like($err, qr/ERROR:  canceling statement due to statement timeout/, 'another one times out');
-is(sql(q{SELECT (SELECT count(*) FROM autocdc.run_history) || '/' || (SELECT count(*) FROM autocdc.event_log)}),
-	$before, 'neither left a row in autocdc.run_history or autocdc.event_log');
-is(pipeline('man_p', q{COALESCE(last_status, 'none') || '|' || (last_run_at IS NULL)}), 'none|true',
-	'nor in autocdc.pipelines');
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) = 2 FROM autocdc.run_history WHERE pipeline = 'man_p'}),
+	'it is recorded too');
+is(sql(q{SELECT status || '|' || error FROM autocdc.run_history WHERE pipeline = 'man_p'
+          ORDER BY run_id DESC LIMIT 1}),
+	'interrupted|canceling statement due to statement timeout', 'with its reason');
+
+# 6. A manual run whose session is terminated.
+my $tsession = $node->background_psql('postgres', on_error_stop => 0);
+my $tpid = $tsession->query_safe('SELECT pg_backend_pid()');
+$tsession->query_until(qr/started/, q{SET ROLE alice;
+\echo started
+SELECT * FROM autocdc.run('man_p');
+});
+ok($node->poll_query_until('postgres',
+	qq{SELECT wait_event = 'PgSleep' FROM pg_stat_activity WHERE pid = $tpid}),
+	'a third manual run is going');
+sql("SELECT pg_terminate_backend($tpid)");
+eval { $tsession->quit; };
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) = 3 FROM autocdc.run_history WHERE pipeline = 'man_p'}),
+	'the terminated manual run is recorded');
+is(sql(qq{SELECT status || '|' || error || '|' || (pid = $tpid) FROM autocdc.run_history
+          WHERE pipeline = 'man_p' ORDER BY run_id DESC LIMIT 1}),
+	'interrupted|the session running it was terminated (pg_terminate_backend or a fatal error)|true',
+	'as terminated');
 
 $node->stop;
 done_testing();
