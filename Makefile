@@ -14,7 +14,7 @@ PG_CPPFLAGS = -Wall -Werror -Wno-missing-field-initializers
 PG_CPPFLAGS += -DAUTOCDC_CATALOG_VERSION='"$(EXTVERSION)"'
 
 REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
-             scd1_names scd1_security scd1_lifecycle batch_fold \
+             scd1_names scd1_security scd1_lifecycle fold_cases engine \
              scd2_reference scd2_history scd2_flows snapshot backfill schedule \
              collations settings_pinning retention partitions \
              schema_changes expression_pinning security bookkeeping stamps \

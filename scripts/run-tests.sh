@@ -16,8 +16,6 @@ if ! sh scripts/run-tap.sh; then status=1; fi
 if ! perl test/property/model_selftest.pl; then status=1; fi
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS autocdc" >/dev/null || status=1
 if ! perl test/property/property.pl --seeds "$seeds"; then status=1; fi
-# The CDC modes again with the folds in SQL, which the C folds hand batches to.
-if ! PGOPTIONS="-c autocdc.batch_fold=off" perl test/property/property.pl --seeds 900 --modes scd1,scd2; then status=1; fi
 if ! perl test/soak/concurrent.pl --short; then status=1; fi
 
 if [ $status -eq 0 ]; then echo "autocdc: all tests passed"; else echo "autocdc: TESTS FAILED"; fi

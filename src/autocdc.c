@@ -4,7 +4,6 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
-#include "batch.h"
 #include "worker.h"
 
 #include <limits.h>
@@ -112,13 +111,6 @@ _PG_init(void)
 							7 * 24 * 3600, -1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
-	DefineCustomBoolVariable("autocdc.batch_fold",
-							 "Whether AUTO CDC runs fold their events in C rather than in SQL.",
-							 "Both give the same result; off is for comparing them.",
-							 &autocdc_batch_fold,
-							 true,
-							 PGC_USERSET, GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("autocdc");
 
 	if (process_shared_preload_libraries_in_progress)

@@ -72,6 +72,10 @@ extern char *spi_value_canonical(int row, int col);
 extern bool spi_bool(int row, int col);
 extern int64 spi_int64(int row, int col);
 
+/* A value as "::text" spells it ("NULL" for NULL), and as the catalog keeps it. */
+extern char *value_text(Datum value, bool isnull, Oid typid);
+extern char *value_canonical(Datum value, Oid typid);
+
 /* Lists and names. */
 extern List *text_array_to_list(Datum array);
 extern Datum list_to_text_array(List *names);

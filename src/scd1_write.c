@@ -1,88 +1,172 @@
 /*-------------------------------------------------------------------------
  * scd1_write.c
- *	  The writes of the SCD type 1 C fold: per key, the batch's latest
- *	  upsert and delete and what earlier runs applied give the key's new
- *	  state and the change to its target row, as the SQL fold's apply
- *	  (scd1.c) computes them for flows without partial columns.
+ *	  The writes of the SCD type 1 fold (see scd1_write.h).
  *
  * Each kind of change goes to SQL as a relation of its rows, one statement
- * each, and rows already stored are named by (tableoid, tid): a run of
- * new keys pays for its inserts and nothing else, where the SQL fold's one
- * statement joins every key to state and target and scans the result five
- * times.
+ * each, and rows already stored are named by (tableoid, tid): a run of new
+ * keys pays for its inserts and nothing else.
  *-------------------------------------------------------------------------
  */
-#include "scd1_batch_int.h"
+#include "scd1_write.h"
 #include "validate.h"
 
-#include "access/xact.h"
+#include "access/relation.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/timestamp.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 
-/* Entries for the flow's columns, as the events have them after __autocdc_kind. */
+/* Entries for the written columns, from attribute "first" on, as the target has them. */
 static void
-column_entries(Batch *b, TupleDesc desc, int first)
+written_entries(Scd1Writes *w, TupleDesc desc, int first)
 {
-	for (int i = b->kind_att + 1; i < b->evdesc->natts; i++)
+	Relation	rel = relation_open(w->flow->target, AccessShareLock);
+	TupleDesc	tdesc = RelationGetDescr(rel);
+	ListCell   *lc;
+
+	foreach(lc, w->written)
 	{
-		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
-		int			a = first + i - b->kind_att - 1;
+		Form_pg_attribute att = TupleDescAttr(tdesc, get_attnum(w->flow->target, lfirst(lc)) - 1);
+		int			a = first + foreach_current_index(lc);
 
 		TupleDescInitEntry(desc, a, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
 		TupleDescInitEntryCollation(desc, a, att->attcollation);
 	}
+	relation_close(rel, AccessShareLock);
 }
 
-/* Entries for the state's two sequences and when the key died. */
+/* Entries for the state's columns after the keys (SCD1_STATE_FIXED, then tracked). */
 static void
-state_entries(Batch *b, TupleDesc desc, int first)
+state_entries(Scd1Writes *w, TupleDesc desc, int first)
 {
-	batch_seq_entry(b, desc, first, "__autocdc_upsert_seq");
-	batch_seq_entry(b, desc, first + 1, "__autocdc_delete_seq");
+	Events	   *ev = w->ev;
+	ListCell   *lc;
+	int			i = 0;
+
+	rel_copy_entry(desc, first, ev->desc, ev->seq_att, "__autocdc_upsert_seq");
+	rel_copy_entry(desc, first + 1, ev->desc, ev->seq_att, "__autocdc_delete_seq");
 	TupleDescInitEntry(desc, first + 2, "__autocdc_deleted_at", TIMESTAMPTZOID, -1, 0);
+	for_each_from(lc, w->written, list_length(w->written) - w->ntracked)
+		rel_copy_entry(desc, first + SCD1_STATE_FIXED + i++, ev->desc, ev->seq_att, lfirst(lc));
 }
 
-/* Both absent, or both there and equal. */
-static inline bool
-same_seq(Batch *b, bool has_x, Datum x, bool has_y, Datum y)
+void
+scd1_writes_begin(Scd1Writes *w, FlowDef *f, Events *ev, List *written, int ntracked)
 {
-	return has_x == has_y && (!has_x || batch_seq_cmp(b, x, y) == 0);
+	int			nk = ev->nkeys;
+	int			nw = list_length(written);
+	TupleDesc	desc;
+
+	memset(w, 0, sizeof(*w));
+	w->flow = f;
+	w->ev = ev;
+	w->written = written;
+	w->ntracked = ntracked;
+	w->by_keys = batch_rows_by_keys(f, NULL);
+	w->values = palloc(sizeof(Datum) * (BATCH_ROW_ID_ATTS + 1 + nk + nw + SCD1_STATE_FIXED + ntracked));
+	w->nulls = palloc(sizeof(bool) * (BATCH_ROW_ID_ATTS + 1 + nk + nw + SCD1_STATE_FIXED + ntracked));
+
+	batch_relation_begin(&w->del, "__autocdc_del", rel_tid_desc(ev->desc, nk, 0, w->by_keys));
+	desc = rel_tid_desc(ev->desc, nk, nw, w->by_keys);
+	written_entries(w, desc, BATCH_ROW_ID_ATTS + 1);
+	batch_relation_begin(&w->upd, "__autocdc_upd", desc);
+	desc = rel_keyed_desc(ev->desc, nk, "__autocdc_id", nw);
+	written_entries(w, desc, 2 + nk);
+	batch_relation_begin(&w->ins, "__autocdc_ins", desc);
+	desc = rel_tid_desc(ev->desc, nk, SCD1_STATE_FIXED + ntracked, false);
+	state_entries(w, desc, BATCH_ROW_ID_ATTS + 1);
+	batch_relation_begin(&w->stu, "__autocdc_stu", desc);
+	desc = rel_keyed_desc(ev->desc, nk, "__autocdc_id", SCD1_STATE_FIXED + ntracked);
+	state_entries(w, desc, 2 + nk);
+	batch_relation_begin(&w->sti, "__autocdc_sti", desc);
 }
 
-/* The later of two sequences either of which may be absent; false if both are. */
-static inline bool
-later_seq(Batch *b, bool has_x, Datum x, bool has_y, Datum y, Datum *later)
-{
-	if (!has_x && !has_y)
-		return false;
-	*later = !has_y || (has_x && batch_seq_cmp(b, x, y) >= 0) ? x : y;
-	return true;
-}
-
-/* A change's first columns: the stored row's id, or a new row's key number and keys. */
+/* values[at..] := the keys; returns the attribute after them. */
 static int
-put_row_id(Batch *b, uint32 id, Datum *keys, bool stored, BatchRowId *row,
-		   Datum *values, bool *nulls)
+put_keys(Scd1Writes *w, int at, Datum *keys)
 {
-	if (stored)
+	for (int i = 0; i < w->ev->nkeys; i++)
 	{
-		batch_put_row_id(row, values, nulls);
-		return BATCH_ROW_ID_ATTS;
+		w->values[at + i] = keys[i];
+		w->nulls[at + i] = false;
 	}
-	batch_put_key(b, id, keys, values, nulls);
-	return 1 + b->nkeys;
+	return at + w->ev->nkeys;
 }
 
-/* "t.c = u.c, ..." or " AND <t.c = u.c, NULLs equal> ..." over the flow's columns. */
+/* values[at..] := n values; returns the attribute after them. */
+static int
+put_values(Scd1Writes *w, int at, int n, Datum *values, bool *nulls)
+{
+	memcpy(&w->values[at], values, sizeof(Datum) * n);
+	memcpy(&w->nulls[at], nulls, sizeof(bool) * n);
+	return at + n;
+}
+
+/* values[0..] := the key number and the keys; returns the attribute after them. */
+static int
+put_id(Scd1Writes *w, uint32 id, Datum *keys)
+{
+	w->values[0] = Int32GetDatum((int32) id);
+	w->nulls[0] = false;
+	return put_keys(w, 1, keys);
+}
+
+void
+scd1_write_delete(Scd1Writes *w, const BatchRowId *row, Datum *keys)
+{
+	batch_put_row_id(row, w->values, w->nulls);
+	if (w->by_keys)
+		put_keys(w, BATCH_ROW_ID_ATTS, keys);
+	batch_relation_put(&w->del, w->values, w->nulls);
+}
+
+void
+scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
+				  Datum *values, bool *nulls)
+{
+	int			at;
+
+	batch_put_row_id(row, w->values, w->nulls);
+	at = put_values(w, BATCH_ROW_ID_ATTS, list_length(w->written), values, nulls);
+	if (w->by_keys)
+		put_keys(w, at, keys);
+	batch_relation_put(&w->upd, w->values, w->nulls);
+}
+
+void
+scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys, Datum *values, bool *nulls)
+{
+	put_values(w, put_id(w, id, keys), list_length(w->written), values, nulls);
+	batch_relation_put(&w->ins, w->values, w->nulls);
+}
+
+void
+scd1_write_state(Scd1Writes *w, const BatchRowId *row, uint32 id, Datum *keys,
+				 Datum *values, bool *nulls)
+{
+	int			n = SCD1_STATE_FIXED + w->ntracked;
+
+	if (row)
+	{
+		batch_put_row_id(row, w->values, w->nulls);
+		put_values(w, BATCH_ROW_ID_ATTS, n, values, nulls);
+		batch_relation_put(&w->stu, w->values, w->nulls);
+	}
+	else
+	{
+		put_values(w, put_id(w, id, keys), n, values, nulls);
+		batch_relation_put(&w->sti, w->values, w->nulls);
+	}
+}
+
+/* "c = u.c, ..." or " AND <t.c = u.c, NULLs equal> ..." over names. */
 static void
-append_columns(StringInfo sql, FlowDef *f, bool compare)
+append_columns(StringInfo sql, FlowDef *f, List *names, bool compare)
 {
 	ListCell   *lc;
 
-	foreach(lc, f->columns)
+	foreach(lc, names)
 	{
 		const char *col = quote_identifier(lfirst(lc));
 
@@ -97,151 +181,166 @@ append_columns(StringInfo sql, FlowDef *f, bool compare)
 	}
 }
 
-void
-scd1_batch_write(Batch *b, KeyApplied *applied, uint32 *order, bool has_mark,
-				 Datum mark, FlowCounts *counts)
+/* The state's sequence columns after the keys, by name. */
+static List *
+state_columns(Scd1Writes *w)
 {
-	FlowDef    *f = b->flow;
-	int			nk = b->nkeys;
-	int			ncols = b->evdesc->natts - b->kind_att - 1;
-	BatchRelation del,			/* target rows, by row id */
-				upd,
-				ins,			/* target rows, new */
-				stu,			/* state rows, by row id */
-				sti;			/* state rows, new */
-	TupleDesc	desc;
-	int			natts = 1 + nk + ncols + 3;
-	Datum	   *values = palloc(sizeof(Datum) * natts);
-	bool	   *nulls = palloc0(sizeof(bool) * natts);
-	Datum	   *keys = palloc(sizeof(Datum) * nk);
-	TupleTableSlot *wslot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
-	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	List	   *cols = list_make3("__autocdc_upsert_seq", "__autocdc_delete_seq",
+								  "__autocdc_deleted_at");
+
+	return list_concat(cols, list_copy_tail(w->written, list_length(w->written) - w->ntracked));
+}
+
+void
+scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
+{
+	FlowDef    *f = w->flow;
 	char	   *qtarget = rel_qualified_name(f->target);
 	char	   *qstate = rel_qualified_name(f->state);
-	bool		by_keys = batch_rows_by_keys(f, NULL);
+	List	   *scols = state_columns(w);
 	StringInfoData sql;
-
-	batch_relation_begin(&del, "__autocdc_del", batch_tid_desc(b, 0, by_keys));
-	desc = batch_tid_desc(b, ncols, by_keys);
-	column_entries(b, desc, BATCH_ROW_ID_ATTS + 1);
-	batch_relation_begin(&upd, "__autocdc_upd", desc);
-	desc = batch_keyed_desc(b, "__autocdc_id", ncols);
-	column_entries(b, desc, 2 + nk);
-	batch_relation_begin(&ins, "__autocdc_ins", desc);
-	desc = batch_tid_desc(b, 3, false);
-	state_entries(b, desc, BATCH_ROW_ID_ATTS + 1);
-	batch_relation_begin(&stu, "__autocdc_stu", desc);
-	desc = batch_keyed_desc(b, "__autocdc_id", 3);
-	state_entries(b, desc, 2 + nk);
-	batch_relation_begin(&sti, "__autocdc_sti", desc);
-
-	for (uint32 n = 0; n < b->nkeysets; n++)
-	{
-		uint32		id = order[n];
-		KeyFold    *fold = b->keys[id];
-		KeyApplied *a = &applied[id];
-		Datum		n_ups = (Datum) 0,
-					n_del = (Datum) 0;
-		bool		has_ups = later_seq(b, fold->has_bu, fold->bu, a->has_old_ups, a->old_ups, &n_ups);
-		bool		has_del = later_seq(b, fold->has_bd, fold->bd, a->has_old_del, a->old_del, &n_del);
-		bool		u_wins = fold->has_bu &&
-			(!a->has_old_ups || batch_seq_cmp(b, fold->bu, a->old_ups) > 0);
-		bool		live = has_ups &&
-			(!has_del || batch_seq_cmp(b, n_ups, n_del) > 0) &&
-			(!has_mark || batch_seq_cmp(b, n_ups, mark) >= 0);
-		bool		same_del;
-
-		if ((n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		/* the key as the winner spells it (numeric 1.0 = 1.00), as SQL's DISTINCT ON keeps it */
-		if (fold->winner)
-		{
-			ExecStoreMinimalTuple(fold->winner, wslot, false);
-			slot_getallattrs(wslot);
-		}
-		for (int i = 0; i < nk; i++)
-			keys[i] = fold->winner ? wslot->tts_values[i] : batch_key_value(b, id, i);
-
-		/* the target row */
-		if (a->has_row && !live)
-		{
-			int			at = put_row_id(b, id, keys, true, &a->target_row, values, nulls);
-
-			if (by_keys)
-				batch_put_row_keys(b, at, keys, values, nulls);
-			batch_relation_put(&del, values, nulls);
-		}
-		else if (live && u_wins && (!a->has_row || ncols > 0))
-		{
-			int			at = put_row_id(b, id, keys, a->has_row, &a->target_row, values, nulls);
-
-			for (int i = 0; i < ncols; i++)
-			{
-				values[at + i] = wslot->tts_values[b->kind_att + 1 + i];
-				nulls[at + i] = wslot->tts_isnull[b->kind_att + 1 + i];
-			}
-			if (a->has_row && by_keys)
-				batch_put_row_keys(b, at + ncols, keys, values, nulls);
-			batch_relation_put(a->has_row ? &upd : &ins, values, nulls);
-		}
-
-		/* the state, where it changed; a key stays dead since the same delete */
-		same_del = same_seq(b, has_del, n_del, a->has_old_del, a->old_del);
-		if (!a->has_state || live == a->has_dead_at || !same_del ||
-			!same_seq(b, has_ups, n_ups, a->has_old_ups, a->old_ups))
-		{
-			int			at = put_row_id(b, id, keys, a->has_state, &a->state_row, values, nulls);
-
-			values[at] = n_ups;
-			nulls[at++] = !has_ups;
-			values[at] = n_del;
-			nulls[at++] = !has_del;
-			values[at] = live ? (Datum) 0 : a->has_dead_at && same_del ? a->dead_at : now;
-			nulls[at++] = live;
-			batch_relation_put(a->has_state ? &stu : &sti, values, nulls);
-		}
-		ExecClearTuple(wslot);
-	}
-	ExecDropSingleTupleTableSlot(wslot);
 
 	counts->upserted = counts->deleted = 0;
 	initStringInfo(&sql);
-	if (batch_relation_register(&del))
+	if (batch_relation_register(&w->del))
 		counts->deleted = spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s u WHERE %s",
-												   qtarget, del.name,
-												   batch_row_id_match(f, by_keys, "t", "u")));
-	if (batch_relation_register(&upd))
+												   qtarget, w->del.name,
+												   batch_row_id_match(f, w->by_keys, "t", "u")));
+	if (batch_relation_register(&w->upd))
 	{
+		/* only rows a value changed in (a binary difference may be no change) */
 		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
-		append_columns(&sql, f, false);
-		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", upd.name,
-						 batch_row_id_match(f, by_keys, "t", "u"));
-		append_columns(&sql, f, true);
+		append_columns(&sql, f, w->written, false);
+		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", w->upd.name,
+						 batch_row_id_match(f, w->by_keys, "t", "u"));
+		append_columns(&sql, f, w->written, true);
 		appendStringInfoChar(&sql, ')');
 		counts->upserted += spi_exec_by_tid(sql.data);
 	}
-	if (batch_relation_register(&ins))
+	if (batch_relation_register(&w->ins))
 	{
-		List	   *written = list_concat_copy(f->keys, f->columns);
+		List	   *cols = list_concat_copy(f->keys, w->written);
 
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "INSERT INTO %s (", qtarget);
-		append_column_list(&sql, written, NULL);
+		append_column_list(&sql, cols, NULL);
 		appendStringInfoString(&sql, ") SELECT ");
-		append_column_list(&sql, written, "u");
-		appendStringInfo(&sql, " FROM %s u", ins.name);
+		append_column_list(&sql, cols, "u");
+		appendStringInfo(&sql, " FROM %s u", w->ins.name);
 		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 		counts->upserted += SPI_processed;
 	}
-	if (batch_relation_register(&stu))
-		spi_exec_by_tid(psprintf("UPDATE %s t SET __autocdc_upsert_seq = u.__autocdc_upsert_seq, "
-								 "__autocdc_delete_seq = u.__autocdc_delete_seq, "
-								 "__autocdc_deleted_at = u.__autocdc_deleted_at FROM %s u "
-								 "WHERE %s", qstate, stu.name, batch_row_id_match(f, false, "t", "u")));
-	if (batch_relation_register(&sti))
-		spi_exec(psprintf("INSERT INTO %s (%s, __autocdc_upsert_seq, __autocdc_delete_seq, "
-						  "__autocdc_deleted_at) SELECT %s, u.__autocdc_upsert_seq, "
-						  "u.__autocdc_delete_seq, u.__autocdc_deleted_at FROM %s u",
-						  qstate, validate_prefixed_keys(f, NULL), validate_prefixed_keys(f, "u"), sti.name),
-				 0, NULL, NULL, NULL, false);
+	if (batch_relation_register(&w->stu))
+	{
+		ListCell   *lc;
+
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "UPDATE %s t SET ", qstate);
+		foreach(lc, scols)
+			appendStringInfo(&sql, "%s%s = u.%s", foreach_current_index(lc) > 0 ? ", " : "",
+							 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)));
+		appendStringInfo(&sql, " FROM %s u WHERE %s", w->stu.name,
+						 batch_row_id_match(f, false, "t", "u"));
+		spi_exec_by_tid(sql.data);
+	}
+	if (batch_relation_register(&w->sti))
+	{
+		List	   *cols = list_concat_copy(f->keys, scols);
+
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "INSERT INTO %s (", qstate);
+		append_column_list(&sql, cols, NULL);
+		appendStringInfoString(&sql, ") SELECT ");
+		append_column_list(&sql, cols, "u");
+		appendStringInfo(&sql, " FROM %s u", w->sti.name);
+		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	}
+}
+
+/*
+ * A truncate at T deletes every key whose last upsert is older than T,
+ * including rows no event ever wrote, and clears tracked columns set
+ * before T.  Runs over the whole target: truncates are whole-table events.
+ */
+int64
+scd1_write_truncate(FlowDef *f, const char *t)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+	int			i;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(t)};
+	char	   *tcast = psprintf("$1::%s", type_qualified_name(f->seq_type));
+	char	   *qtarget = rel_qualified_name(f->target);
+	char	   *qstate = rel_qualified_name(f->state);
+	List	   *tracked = f->state_partial;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "WITH del AS (DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM %s st WHERE ",
+					 qtarget, qstate);
+	append_keys_match(&sql, f, "st", "t");
+	appendStringInfoString(&sql, " AND ");
+	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
+	appendStringInfoString(&sql, ") RETURNING 1)");
+	if (tracked != NIL)
+	{
+		appendStringInfo(&sql, ", pu AS (UPDATE %s t SET ", qtarget);
+		i = 0;
+		foreach(lc, tracked)
+		{
+			const char *col = quote_identifier(lfirst(lc));
+
+			appendStringInfo(&sql, "%s%s = CASE WHEN COALESCE(", i++ ? ", " : "", col);
+			append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
+			appendStringInfo(&sql, ", st.%s IS NULL) THEN NULL ELSE t.%s END", col, col);
+		}
+		appendStringInfo(&sql, " FROM %s st WHERE ", qstate);
+		append_keys_match(&sql, f, "st", "t");
+		appendStringInfoString(&sql, " AND ");
+		append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
+		appendStringInfoString(&sql, " RETURNING 1)");
+	}
+	appendStringInfo(&sql, ", su AS (UPDATE %s st SET __autocdc_deleted_at = "
+					 "CASE WHEN st.__autocdc_deleted_at IS NULL AND ", qstate);
+	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
+	appendStringInfoString(&sql, " THEN pg_catalog.now() ELSE st.__autocdc_deleted_at END");
+	foreach(lc, tracked)
+	{
+		const char *col = quote_identifier(lfirst(lc));
+
+		appendStringInfo(&sql, ", %s = CASE WHEN COALESCE(", col);
+		append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
+		appendStringInfo(&sql, ", false) THEN NULL ELSE st.%s END", col);
+	}
+	appendStringInfoString(&sql, " WHERE (st.__autocdc_deleted_at IS NULL AND ");
+	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
+	appendStringInfoChar(&sql, ')');
+	foreach(lc, tracked)
+	{
+		appendStringInfoString(&sql, " OR ");
+		append_flow_seq_cmp(&sql, f, psprintf("st.%s", quote_identifier(lfirst(lc))), "<", tcast);
+	}
+	/* Data-modifying CTEs run to completion whether or not they are read. */
+	appendStringInfoString(&sql, " RETURNING 1) SELECT pg_catalog.count(*) FROM del");
+
+	spi_exec(sql.data, 1, argtypes, values, NULL, false);
+	return spi_int64(0, 1);
+}
+
+/*
+ * Tombstones older than the target's retention (its tombstone_retention,
+ * else autocdc.tombstone_retention) are forgotten.
+ */
+void
+scd1_purge_tombstones(FlowDef *f)
+{
+	Oid			argtypes[1] = {FLOAT8OID};
+	Datum		values[1] = {Float8GetDatum(f->tombstone_retention_s)};
+
+	if (f->tombstone_retention_s < 0)
+		return;
+	spi_exec(psprintf("DELETE FROM %s WHERE __autocdc_deleted_at OPERATOR(pg_catalog.<) "
+					  "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
+					  rel_qualified_name(f->state)),
+			 1, argtypes, values, NULL, false);
 }

@@ -22,7 +22,7 @@
  * as in the SCD 1 fold; whatever looks wrong goes to the SQL fold.
  *-------------------------------------------------------------------------
  */
-#include "scd2_batch.h"
+#include "retention.h"
 #include "scd2_batch_int.h"
 #include "validate.h"
 
@@ -43,25 +43,14 @@
 
 
 
-static void
-scd2_on_event(Batch *b, KeyFold *key, BatchEvent *ev, MinimalTuple row)
-{
-	Fold2	   *F = b->on_event_arg;
-	uint64		event = ev - b->events;
-
-	if (event >= F->maxrows)
-	{
-		F->maxrows *= 2;
-		F->rows = repalloc_huge(F->rows, sizeof(MinimalTuple) * F->maxrows);
-	}
-	F->rows[event] = row;
-}
-
 bool
 vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 {
 	if (anull || bnull)
 		return anull && bnull;
+	if (!OidIsValid(F->eq[j].fn_oid))	/* no "=": as SQL compares it, as text */
+		return strcmp(value_text(a, false, F->valatt[j]->atttypid),
+					  value_text(b, false, F->valatt[j]->atttypid)) == 0;
 	return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], a, b));
 }
 
@@ -69,8 +58,8 @@ vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 static void
 normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 {
-	e->keys = palloc(sizeof(Datum) * F->b->nkeys);
-	for (int i = 0; i < F->b->nkeys; i++)
+	e->keys = palloc(sizeof(Datum) * F->ev->nkeys);
+	for (int i = 0; i < F->ev->nkeys; i++)
 		e->keys[i] = slot->tts_values[i];
 	e->vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
 	e->nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
@@ -137,32 +126,6 @@ inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same)
 
 
 
-/* An event's place in the sort: its key's rank and sequence inline, no pointer to chase. */
-typedef struct EventPlace
-{
-	uint32		rank;
-	uint32		pad;
-	Datum		seq;
-	uint64		event;			/* event number */
-} EventPlace;
-
-static inline int
-place_order(const EventPlace *a, const EventPlace *c, Fold2 *F)
-{
-	if (a->rank != c->rank)
-		return a->rank < c->rank ? -1 : 1;
-	return batch_seq_cmp(F->b, a->seq, c->seq);
-}
-
-/* sort_places(): qsort with place_order inlined */
-#define ST_SORT sort_places
-#define ST_ELEMENT_TYPE EventPlace
-#define ST_COMPARE(a, c, arg) place_order(a, c, arg)
-#define ST_COMPARE_ARG_TYPE Fold2
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
 static int
 ev_order(const void *x, const void *y, void *arg)
 {
@@ -182,59 +145,109 @@ version_order(const void *x, const void *y, void *arg)
 }
 
 /*
- * The batch's distinct events, sorted by key and sequence, or false when
- * two differ at one key and sequence.
+ * Reads the events of the chunk's keys, from key "first" on, until their
+ * rows pass "bound" bytes: the chunk's distinct events, by key and
+ * sequence (two events at one key and sequence are one, events.c checked
+ * that).  Returns the first key of the next chunk.
  */
-static bool
-distinct_events(Fold2 *F)
+static uint32
+load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 {
-	Batch	   *b = F->b;
-	EventPlace *order = palloc_extended(sizeof(EventPlace) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(b->evdesc, &TTSOpsMinimalTuple);
+	Events	   *ev = F->ev;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	uint64		maxevs = 1024;
+	uint32		maxkeys = 1024;
+	uint32		k;
 
-	F->order = batch_key_order(b);
-	F->rank = palloc_extended(sizeof(uint32) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE);
-	for (uint32 k = 0; k < b->nkeysets; k++)
-		F->rank[F->order[k]] = k;
-	for (uint64 i = 0; i < b->nevents; i++)
-	{
-		order[i].rank = F->rank[b->events[i].id];
-		order[i].seq = b->events[i].seq;
-		order[i].event = i;
-	}
-	sort_places(order, b->nevents, F);
-	F->evs = palloc_extended(sizeof(Ev) * Max(b->nevents, 1), MCXT_ALLOC_HUGE);
+	F->nkeysets = 0;
 	F->nevs = 0;
-	for (uint64 i = 0; i < b->nevents; i++)
+	F->nread = 0;
+	F->evs = palloc(sizeof(Ev) * maxevs);
+	F->keyvals = palloc(sizeof(Datum) * ev->nkeys * maxkeys);
+	for (k = first; k < ev->nkeysets; k++)
 	{
-		BatchEvent *be = &b->events[order[i].event];
-		Ev		   *e;
+		uint32		key = F->nkeysets++;
 
-		if ((i & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-
-		if (i > 0 && place_order(&order[i - 1], &order[i], F) == 0)
+		if (key > 0 && MemoryContextMemAllocated(cxt, true) >= bound)
 		{
-			BatchEvent *prev = &b->events[order[i - 1].event];
-
-			if (prev->kind != be->kind || prev->values_hash != be->values_hash)
-				return false;
-			continue;
+			F->nkeysets--;
+			break;
 		}
-		e = &F->evs[F->nevs++];
-		e->key = be->id;
-		e->kind = be->kind;
-		e->fresh = true;
-		e->seq = be->seq;
-		ExecStoreMinimalTuple(F->rows[order[i].event], slot, false);
-		slot_getallattrs(slot);
-		normalize(F, slot, e);
-		/* the values point into the kept row, not into the slot */
-		ExecClearTuple(slot);
+		CHECK_FOR_INTERRUPTS();
+		if (F->nevs + ev->nevents[k] > maxevs)
+		{
+			maxevs = Max(maxevs * 2, F->nevs + ev->nevents[k]);
+			F->evs = repalloc_huge(F->evs, sizeof(Ev) * maxevs);
+		}
+		if (key == maxkeys)
+		{
+			maxkeys *= 2;
+			F->keyvals = repalloc_huge(F->keyvals, sizeof(Datum) * ev->nkeys * maxkeys);
+		}
+		F->nread += ev->nevents[k];
+		for (uint32 n = 0; n < ev->nevents[k]; n++)
+		{
+			TupleTableSlot *e = events_next(ev);
+			Ev		   *x;
+
+			if (e == NULL)
+				elog(ERROR, "autocdc: flow \"%s\" ran out of events", F->f->name);
+			/* a repeat of the event before it */
+			if (n > 0 && events_seq_cmp(ev, F->evs[F->nevs - 1].seq, e->tts_values[ev->seq_att]) == 0)
+				continue;
+			/* the values point into a copy of the row, kept with the chunk */
+			ExecStoreMinimalTuple(ExecCopySlotMinimalTuple(e), slot, false);
+			slot_getallattrs(slot);
+			x = &F->evs[F->nevs++];
+			x->key = key;
+			x->kind = events_kind(ev, slot);
+			x->fresh = true;
+			x->seq = slot->tts_values[ev->seq_att];
+			normalize(F, slot, x);
+			if (n == 0)
+				memcpy(&F->keyvals[(Size) key * ev->nkeys], slot->tts_values, sizeof(Datum) * ev->nkeys);
+			ExecClearTuple(slot);
+		}
 	}
 	ExecDropSingleTupleTableSlot(slot);
-	pfree(order);
-	return true;
+	return k;
+}
+
+/* values[0] := key number, values[1..] := its keys */
+void
+put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls)
+{
+	values[0] = Int32GetDatum((int32) key);
+	nulls[0] = false;
+	for (int i = 0; i < F->ev->nkeys; i++)
+	{
+		values[1 + i] = keys ? keys[i] : F->keyvals[(Size) key * F->ev->nkeys + i];
+		nulls[1 + i] = false;
+	}
+}
+
+/* Attribute attno of desc as "name", of the sequence's type and collation. */
+void
+seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
+{
+	rel_copy_entry(desc, attno, F->ev->desc, F->ev->seq_att, name);
+}
+
+/* Registers __autocdc_aff: the chunk's keys, (__autocdc_k, keys). */
+static void
+register_chunk_keys(Fold2 *F)
+{
+	BatchRelation r;
+	Datum	   *values = palloc(sizeof(Datum) * (1 + F->ev->nkeys));
+	bool	   *nulls = palloc(sizeof(bool) * (1 + F->ev->nkeys));
+
+	batch_relation_begin(&r, "__autocdc_aff", rel_keyed_desc(F->ev->desc, F->ev->nkeys, "__autocdc_k", 0));
+	for (uint32 k = 0; k < F->nkeysets; k++)
+	{
+		put_key(F, k, NULL, values, nulls);
+		batch_relation_put(&r, values, nulls);
+	}
+	batch_relation_register(&r);
 }
 
 void
@@ -252,10 +265,10 @@ init_value_entries(Fold2 *F, TupleDesc desc, int first)
 static Datum *
 deform_keys(Fold2 *F, HeapTuple tup, TupleDesc desc, int first)
 {
-	Datum	   *keys = palloc(sizeof(Datum) * F->b->nkeys);
+	Datum	   *keys = palloc(sizeof(Datum) * F->ev->nkeys);
 	bool		isnull;
 
-	for (int i = 0; i < F->b->nkeys; i++)
+	for (int i = 0; i < F->ev->nkeys; i++)
 		keys[i] = heap_getattr(tup, first + i, desc, &isnull);
 	return keys;
 }
@@ -291,14 +304,13 @@ deform_values(Fold2 *F, HeapTuple tup, TupleDesc desc, int first, Datum **vals, 
 static void
 read_keys(Fold2 *F)
 {
-	Batch	   *b = F->b;
 	FlowDef    *f = F->f;
-	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
+	Form_pg_attribute seqatt = TupleDescAttr(F->ev->desc, F->ev->seq_att);
 	StringInfoData sql;
 	SPITupleTable *tt;
 
-	F->modes = palloc_extended(sizeof(KeyMode) * Max(b->nkeysets, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	batch_register_keys(b, "__autocdc_aff", "__autocdc_k", F->order);
+	F->modes = palloc_extended(sizeof(KeyMode) * Max(F->nkeysets, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	register_chunk_keys(F);
 
 	/* the open version by the partial unique index, the highest sequence by the store's key */
 	initStringInfo(&sql);
@@ -333,7 +345,7 @@ read_keys(Fold2 *F)
 			v->keys = deform_keys(F, tup, tt->tupdesc, 5 + F->nvals);
 			m->openv = v;
 		}
-		d = heap_getattr(tup, 5 + F->nvals + F->b->nkeys, tt->tupdesc, &isnull);
+		d = heap_getattr(tup, 5 + F->nvals + F->ev->nkeys, tt->tupdesc, &isnull);
 		m->has_max = !isnull;
 		if (!isnull)
 			m->max_stored = datumCopy(d, seqatt->attbyval, seqatt->attlen);
@@ -341,36 +353,36 @@ read_keys(Fold2 *F)
 }
 
 /*
- * The batch's events already in the store must be the same events
- * (conflict_applied in scd2.c); they are not new.  False on a difference.
+ * The batch's events already in the store must be the same events; they
+ * are not new.  Raises conflict_applied on a difference.
  */
-static bool
+static void
 check_stored(Fold2 *F)
 {
 	FlowDef    *f = F->f;
-	TupleDesc	desc = batch_keyed_desc(F->b, "__autocdc_i", 1);
+	TupleDesc	desc = rel_keyed_desc(F->ev->desc, F->ev->nkeys, "__autocdc_i", 1);
 	BatchRelation ev2;
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 	StringInfoData sql;
 	SPITupleTable *tt;
 
-	batch_seq_entry(F->b, desc, desc->natts, "__autocdc_seq");
+	seq_entry(F, desc, desc->natts, "__autocdc_seq");
 	batch_relation_begin(&ev2, "__autocdc_ev2", desc);
 	for (uint64 i = 0; i < F->nevs; i++)
 	{
 		KeyMode    *m = &F->modes[F->evs[i].key];
 
-		if (!m->has_max || batch_seq_cmp(F->b, F->evs[i].seq, m->max_stored) > 0)
+		if (!m->has_max || events_seq_cmp(F->ev, F->evs[i].seq, m->max_stored) > 0)
 			continue;
-		batch_put_key(F->b, F->evs[i].key, NULL, values, nulls);
+		put_key(F, F->evs[i].key, NULL, values, nulls);
 		values[0] = Int32GetDatum((int32) i);
 		values[desc->natts - 1] = F->evs[i].seq;
 		nulls[desc->natts - 1] = false;
 		batch_relation_put(&ev2, values, nulls);
 	}
 	if (!batch_relation_register(&ev2))
-		return true;
+		return;
 
 	/* one index lookup per event (OFFSET 0 keeps the lateral a lateral) */
 	initStringInfo(&sql);
@@ -401,14 +413,10 @@ check_stored(Fold2 *F)
 			same = vals_equal(F, j, v, vnull, e->vals[j], e->nulls[j]);
 		}
 		if (kind[0] != e->kind || !same)
-		{
-			SPI_freetuptable(tt);
-			return false;
-		}
+			events_report(F->ev, "conflict_applied", e->keys, e->seq);
 		e->fresh = false;
 	}
 	SPI_freetuptable(tt);
-	return true;
 }
 
 /*
@@ -421,19 +429,19 @@ check_stored(Fold2 *F)
 static uint64
 read_modes(Fold2 *F)
 {
-	Batch	   *b = F->b;
+	Events	   *ev = F->ev;
 	FlowDef    *f = F->f;
-	TupleDesc	desc = batch_keyed_desc(b, "__autocdc_k", 1);
-	TupleDesc	mdesc = batch_keyed_desc(b, "__autocdc_k", 1);
+	TupleDesc	desc = rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
+	TupleDesc	mdesc = rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
 	BatchRelation loose,		/* (__autocdc_k, keys, __autocdc_smin) */
 				mode;			/* (__autocdc_k, keys, __autocdc_pdel) */
-	int			base = 1 + b->nkeys;
+	int			base = 1 + ev->nkeys;
 	Datum	   *values = palloc(sizeof(Datum) * (base + 1));
 	bool	   *nulls = palloc(sizeof(bool) * (base + 1));
-	Form_pg_attribute seqatt = TupleDescAttr(b->evdesc, b->seq_att);
+	Form_pg_attribute seqatt = TupleDescAttr(ev->desc, ev->seq_att);
 	StringInfoData sql;
 
-	batch_seq_entry(b, desc, base + 1, "__autocdc_smin");
+	seq_entry(F, desc, base + 1, "__autocdc_smin");
 	batch_relation_begin(&loose, "__autocdc_aff2", desc);
 	for (uint64 i = 0; i < F->nevs; i++)
 	{
@@ -445,10 +453,10 @@ read_modes(Fold2 *F)
 		m->touched = true;
 		m->smin = e->seq;		/* events are in sequence order */
 		m->anchored = m->openv != NULL &&
-			(!m->has_max || batch_seq_cmp(b, m->max_stored, m->smin) < 0);
+			(!m->has_max || events_seq_cmp(ev, m->max_stored, m->smin) < 0);
 		if (m->anchored)
 			continue;
-		batch_put_key(b, e->key, NULL, values, nulls);
+		put_key(F, e->key, NULL, values, nulls);
 		values[base] = e->seq;
 		nulls[base] = false;
 		batch_relation_put(&loose, values, nulls);
@@ -481,16 +489,15 @@ read_modes(Fold2 *F)
 	}
 
 	/* the keys not anchored, with where their fold starts, in the keys' order */
-	batch_seq_entry(b, mdesc, base + 1, "__autocdc_pdel");
+	seq_entry(F, mdesc, base + 1, "__autocdc_pdel");
 	batch_relation_begin(&mode, "__autocdc_mode", mdesc);
-	for (uint32 n = 0; n < b->nkeysets; n++)
+	for (uint32 k = 0; k < F->nkeysets; k++)
 	{
-		uint32		k = F->order[n];
 		KeyMode    *m = &F->modes[k];
 
 		if (!m->touched || m->anchored)
 			continue;
-		batch_put_key(b, k, NULL, values, nulls);
+		put_key(F, k, NULL, values, nulls);
 		values[base] = m->pdel;
 		nulls[base] = !m->has_pdel;
 		batch_relation_put(&mode, values, nulls);
@@ -570,9 +577,9 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 	F->stored[1] = ver_tt;
 
 	/* room for the stored events and versions, an anchor per key, the new events */
-	*old = palloc_extended(sizeof(Version) * (nver + F->b->nkeysets + 1), MCXT_ALLOC_HUGE);
-	st = palloc_extended(sizeof(Ev) * (nev + F->b->nkeysets + 1), MCXT_ALLOC_HUGE);
-	*inp = palloc_extended(sizeof(Ev) * (nev + F->b->nkeysets + F->nevs + 1), MCXT_ALLOC_HUGE);
+	*old = palloc_extended(sizeof(Version) * (nver + F->nkeysets + 1), MCXT_ALLOC_HUGE);
+	st = palloc_extended(sizeof(Ev) * (nev + F->nkeysets + 1), MCXT_ALLOC_HUGE);
+	*inp = palloc_extended(sizeof(Ev) * (nev + F->nkeysets + F->nevs + 1), MCXT_ALLOC_HUGE);
 	*nold = 0;
 	*ninp = 0;
 	for (uint64 r = 0; r < nver; r++)
@@ -606,7 +613,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		deform_values(F, tup, ev_tt->tupdesc, 5, &e->vals, &e->nulls);
 		e->keys = deform_keys(F, tup, ev_tt->tupdesc, 5 + F->nvals);
 	}
-	for (uint32 k = 0; k < F->b->nkeysets; k++)
+	for (uint32 k = 0; k < F->nkeysets; k++)
 	{
 		KeyMode    *m = &F->modes[k];
 		Ev		   *e;
@@ -637,23 +644,6 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		else
 			(*inp)[(*ninp)++] = F->evs[i++];
 	}
-}
-
-bool
-scd2_batch_eligible(FlowDef *f, ReadParams *p, Scd2Cols *c)
-{
-	ListCell   *lc;
-
-	if (list_length(c->values) > 64 || !batch_may_fold(f, p))
-		return false;
-	foreach(lc, c->values)
-	{
-		TypeCacheEntry *tc = lookup_type_cache(target_type(f, lfirst(lc)), TYPECACHE_EQ_OPR);
-
-		if (!OidIsValid(tc->eq_opr))
-			return false;
-	}
-	return true;
 }
 
 static void
@@ -698,59 +688,107 @@ fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
 	relation_close(rel, AccessShareLock);
 }
 
-bool
+/*
+ * Folds the run's events (events_sql) into the SCD 2 target, chunk by
+ * chunk of keys: each chunk's events, stored events and versions are held
+ * in memory up to about work_mem, then written.
+ */
+static void
 scd2_batch_apply(FlowDef *f, ReadParams *p, const char *events_sql,
 				 Scd2Cols *c, FlowCounts *counts)
 {
 	Fold2		F;
-	Batch	   *b;
-	Ev		   *inp;
-	Version    *old,
-			   *nv;
-	uint64		ninp,
-				nold,
-				nnew = 0;
+	Events	   *ev;
+	MemoryContext chunk_cxt;
 	MemoryContext oldcxt;
-	bool		ok;
+	Size		bound = (Size) work_mem * 1024;
 
+	if (list_length(c->values) > 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("flow \"%s\": SCD type 2 target \"%s\" has %d value columns",
+						f->name, get_rel_name(f->target), list_length(c->values)),
+				 errdetail("An SCD type 2 target holds at most 64 columns besides its keys."),
+				 errhint("Keep the history of fewer columns in this target, e.g. in a second target.")));
+	ev = events_read(f, p, events_sql, false);
 	memset(&F, 0, sizeof(F));
-	b = F.b = batch_begin(f, scd2_on_event, &F);
-	/* what the fold allocates goes with the batch (batch_release) */
-	oldcxt = MemoryContextSwitchTo(b->cxt);
+	F.ev = ev;
 	fold2_setup(&F, f, c);
-	F.maxrows = 4096;
-	F.rows = palloc(sizeof(MinimalTuple) * F.maxrows);
-	ok = batch_read(b, p, events_sql);
-	if (ok)
+	counts->read = ev->nread;
+	counts->upserted = counts->deleted = counts->skipped = 0;
+	chunk_cxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc SCD 2 chunk",
+									  ALLOCSET_DEFAULT_SIZES);
+	for (uint32 k = 0; k < ev->nkeysets;)
 	{
-		batch_index_keys(b);
-		ok = distinct_events(&F);
-	}
-	if (ok)
-	{
+		Ev		   *inp;
+		Version    *old,
+				   *nv;
+		uint64		ninp,
+					nold,
+					nnew = 0;
+
+		oldcxt = MemoryContextSwitchTo(chunk_cxt);
+		k = load_chunk(&F, k, bound, chunk_cxt);
 		read_keys(&F);
-		ok = check_stored(&F);
-	}
-	if (ok)
-	{
-		counts->read = b->nevents;
+		check_stored(&F);
 		read_stored(&F, read_modes(&F), &inp, &ninp, &old, &nold);
 		nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
 		for (uint64 i = 0; i < ninp;)
 		{
-			uint64		k = i;
+			uint64		n = i;
 
 			CHECK_FOR_INTERRUPTS();
-			while (k < ninp && inp[k].key == inp[i].key)
-				k++;
-			fold_key(&F, &inp[i], k - i, nv, &nnew);
-			i = k;
+			while (n < ninp && inp[n].key == inp[i].key)
+				n++;
+			fold_key(&F, &inp[i], n - i, nv, &nnew);
+			i = n;
 		}
 		write_all(&F, old, nold, nv, nnew, counts);
+		/* the results the fold's values pointed into */
+		for (int i = 0; i < lengthof(F.stored); i++)
+		{
+			if (F.stored[i])
+				SPI_freetuptable(F.stored[i]);
+			F.stored[i] = NULL;
+		}
+		batch_release_relations();
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(chunk_cxt);
 	}
-	/* the results the fold's values pointed into (none on a refusal before them) */
-	for (int i = 0; i < lengthof(F.stored); i++)
-		SPI_freetuptable(F.stored[i]);
-	MemoryContextSwitchTo(oldcxt);
-	return ok;
+	if (events_next(ev) != NULL)
+		elog(ERROR, "autocdc: flow \"%s\" left events unfolded", f->name);
+	events_end(ev);
+	MemoryContextDelete(chunk_cxt);
+}
+
+/*
+ * Applies the flow's new events to its SCD 2 target.  Runs as the flow's
+ * owner; the caller provides the transaction boundaries.
+ */
+void
+scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+{
+	Scd2Cols	c;
+	StringInfoData events;
+	ListCell   *lc;
+	FlowCounts	below;
+
+	memset(&c, 0, sizeof(c));
+	c.qtarget = rel_qualified_name(f->target);
+	c.qevents = rel_qualified_name(f->state);
+	c.values = event_store_value_columns(f->state, f->keys);
+	c.tracked = f->track_columns != NIL ? f->track_columns : c.values;
+	foreach(lc, f->state_partial)
+		if (list_has_string(c.values, lfirst(lc)))
+			c.inheriting = lappend(c.inheriting, lfirst(lc));
+
+	/* first: reading the events checks that the flow's columns still exist */
+	initStringInfo(&events);
+	read_append_events(&events, f, p);
+	memset(&below, 0, sizeof(below));
+	scd2_skip_below_floors(f, p, &events, &below);
+	scd2_batch_apply(f, p, events.data, &c, counts);
+	counts->read += below.read;
+	counts->skipped += below.skipped;
+	scd2_purge_tombstones(f);
 }

@@ -8,7 +8,8 @@
 #ifndef AUTOCDC_SCD2_BATCH_INT_H
 #define AUTOCDC_SCD2_BATCH_INT_H
 
-#include "batch.h"
+#include "events.h"
+#include "relation.h"
 #include "scd2.h"
 
 #include "access/htup.h"
@@ -59,7 +60,10 @@ typedef struct KeyMode
 
 typedef struct Fold2
 {
-	Batch	   *b;
+	Events	   *ev;				/* the run's events in key order */
+	uint32		nkeysets;		/* the keys of this chunk of them */
+	Datum	   *keyvals;		/* nkeys values per key of the chunk */
+	uint64		nread;			/* the chunk's events, repeats included */
 	FlowDef    *f;
 	Scd2Cols   *c;
 	int			nvals;
@@ -71,30 +75,29 @@ typedef struct Fold2
 	FmgrInfo   *eq;
 	Oid		   *coll;
 	Form_pg_attribute *valatt;	/* the target's attributes */
-	MinimalTuple *rows;			/* by event number */
-	uint64		maxrows;
 	KeyMode    *modes;			/* by key number */
 	Ev		   *evs;			/* the batch's distinct events, by key and sequence */
 	uint64		nevs;
 	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
-	uint32	   *order;			/* key numbers in the keys' order (batch_key_order) */
-	uint32	   *rank;			/* by key number: its place in that order */
 } Fold2;
 
 
-/* Orders by key (in the keys' order, see batch_key_order), then sequence. */
+/* Orders by key (numbered in the keys' order), then sequence. */
 static inline int
 keyseq_cmp(Fold2 *F, uint32 ka, Datum sa, uint32 kc, Datum sc)
 {
 	if (ka != kc)
-		return F->rank[ka] < F->rank[kc] ? -1 : 1;
-	return batch_seq_cmp(F->b, sa, sc);
+		return ka < kc ? -1 : 1;
+	return events_seq_cmp(F->ev, sa, sc);
 }
 
 extern bool vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull);
 extern int	version_order(const void *x, const void *y, void *arg);
 extern void init_value_entries(Fold2 *F, TupleDesc desc, int first);
 extern char *value_list(Fold2 *F, const char *alias);
+/* values[0] := key number, values[1..] := its keys (as "keys" spells them, else the chunk's) */
+extern void put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls);
+extern void seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);
 
 /* scd2_write.c */
 extern void fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout);

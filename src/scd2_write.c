@@ -120,7 +120,7 @@ static bool
 same_end(Fold2 *F, Version *a, Version *b)
 {
 	return a->open == b->open &&
-		(a->open || batch_seq_cmp(F->b, a->end, b->end) == 0);
+		(a->open || events_seq_cmp(F->ev, a->end, b->end) == 0);
 }
 
 /*
@@ -130,11 +130,11 @@ same_end(Fold2 *F, Version *a, Version *b)
 static void
 tid_relation(Fold2 *F, BatchRelation *r, const char *name, bool by_keys)
 {
-	TupleDesc	desc = batch_tid_desc(F->b, by_keys ? 2 : 1, by_keys);
+	TupleDesc	desc = rel_tid_desc(F->ev->desc, F->ev->nkeys, by_keys ? 2 : 1, by_keys);
 
-	batch_seq_entry(F->b, desc, BATCH_ROW_ID_ATTS + 1, "__end_at");
+	seq_entry(F, desc, BATCH_ROW_ID_ATTS + 1, "__end_at");
 	if (by_keys)
-		batch_seq_entry(F->b, desc, BATCH_ROW_ID_ATTS + 2, "__start_at");
+		seq_entry(F, desc, BATCH_ROW_ID_ATTS + 2, "__start_at");
 	batch_relation_begin(r, name, desc);
 }
 
@@ -150,7 +150,11 @@ put_tid(Fold2 *F, BatchRelation *r, bool by_keys, Version *old, Version *nv,
 	{
 		values[BATCH_ROW_ID_ATTS + 1] = old->start;
 		nulls[BATCH_ROW_ID_ATTS + 1] = false;
-		batch_put_row_keys(F->b, BATCH_ROW_ID_ATTS + 2, old->keys, values, nulls);
+		for (int i = 0; i < F->ev->nkeys; i++)
+		{
+			values[BATCH_ROW_ID_ATTS + 2 + i] = old->keys[i];
+			nulls[BATCH_ROW_ID_ATTS + 2 + i] = false;
+		}
 	}
 	batch_relation_put(r, values, nulls);
 }
@@ -179,9 +183,9 @@ static int
 put_keyed_values(Fold2 *F, uint32 key, Datum *keys, Datum *vals, bool *vnulls,
 				 Datum *values, bool *nulls)
 {
-	int			at = 1 + F->b->nkeys;
+	int			at = 1 + F->ev->nkeys;
 
-	batch_put_key(F->b, key, keys, values, nulls);
+	put_key(F, key, keys, values, nulls);
 	for (int j = 0; j < F->nvals; j++, at++)
 	{
 		values[at] = vals[j];
@@ -195,16 +199,15 @@ void
 write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		  FlowCounts *counts)
 {
-	Batch	   *b = F->b;
-	int			nk = b->nkeys;
+	int			nk = F->ev->nkeys;
 	BatchRelation newev,
 				ins,
 				del,
 				close,			/* ends set */
 				reopen;			/* ends taken away (set to NULL) */
 	BatchRelation *ends[] = {&close, &reopen};	/* in this order */
-	TupleDesc	edesc = batch_keyed_desc(b, "__autocdc_k", F->nvals + 3);
-	TupleDesc	idesc = batch_keyed_desc(b, "__autocdc_k", F->nvals + 2);
+	TupleDesc	edesc = rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 3);
+	TupleDesc	idesc = rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 2);
 	int			natts = 1 + nk + F->nvals + 3;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
@@ -215,9 +218,8 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	bool		by_keys = batch_rows_by_keys(F->f, "__start_at");
 	char	   *match;
 
-	counts->deleted = 0;
 	init_value_entries(F, edesc, 2 + nk);
-	batch_seq_entry(b, edesc, 2 + nk + F->nvals, "__autocdc_seq");
+	seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
 	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
 	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
 	batch_relation_begin(&newev, "__autocdc_newev", edesc);
@@ -241,8 +243,8 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 
 	/* diff by key and start (diff in scd2.c) */
 	init_value_entries(F, idesc, 2 + nk);
-	batch_seq_entry(b, idesc, 2 + nk + F->nvals, "__start_at");
-	batch_seq_entry(b, idesc, 3 + nk + F->nvals, "__end_at");
+	seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
+	seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
 	batch_relation_begin(&ins, "__autocdc_ins", idesc);
 	tid_relation(F, &del, "__autocdc_del", by_keys);
 	tid_relation(F, &close, "__autocdc_close", by_keys);
@@ -264,7 +266,7 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		{
 			put_tid(F, &del, by_keys, &old[i], NULL, values, nulls);
 			if (c < 0)
-				counts->deleted++;
+				counts->deleted++;	/* added to, chunk by chunk */
 			i++;
 		}
 		if (c >= 0)
@@ -304,6 +306,6 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 						  F->c->qtarget, keys, value_list(F, NULL),
 						  validate_prefixed_keys(F->f, "x"), vals, ins.name),
 				 0, NULL, NULL, NULL, false);
-	counts->upserted = ins.n + close.n + reopen.n;
-	counts->skipped = b->nevents - newev.n;
+	counts->upserted += ins.n + close.n + reopen.n;
+	counts->skipped += F->nread - newev.n;
 }

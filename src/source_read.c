@@ -18,6 +18,7 @@
 #include "collation.h"
 
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -150,4 +151,43 @@ read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
 						 "      OR COALESCE(%s OPERATOR(pg_catalog.=) $3::pg_catalog.xid8"
 						 "                  AND %s.cmin::pg_catalog.text::pg_catalog.int8 OPERATOR(pg_catalog.<) $4::pg_catalog.int8, false))",
 						 x, x, x, x, x, SRC_ALIAS);
+}
+
+/*
+ * Runs a statement that reads events with the run's parameters, its rows
+ * going to dest as they come (nothing is materialized).
+ */
+void
+read_execute(const char *sql, ReadParams *p, DestReceiver *dest)
+{
+	SPIPlanPtr	plan;
+	SPIExecuteOptions opts;
+	Oid			types[READ_NPARAMS];
+	Datum		values[READ_NPARAMS];
+	char		nulls[READ_NPARAMS];
+	ParamListInfo params;
+	int			rc;
+
+	read_params_arrays(p, types, values, nulls);
+	params = makeParamList(READ_NPARAMS);
+	for (int i = 0; i < READ_NPARAMS; i++)
+	{
+		params->params[i].value = values[i];
+		params->params[i].isnull = nulls[i] == 'n';
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = types[i];
+	}
+	elog(DEBUG2, "autocdc: %s", sql);
+	plan = SPI_prepare(sql, READ_NPARAMS, types);
+	if (plan == NULL)
+		elog(ERROR, "autocdc: SPI_prepare failed (%s) for: %s",
+			 SPI_result_code_string(SPI_result), sql);
+	memset(&opts, 0, sizeof(opts));
+	opts.params = params;
+	opts.read_only = false;	/* a read-only call would not see this run's earlier writes */
+	opts.dest = dest;
+	rc = SPI_execute_plan_extended(plan, &opts);
+	if (rc < 0)
+		elog(ERROR, "autocdc: SPI failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	SPI_freeplan(plan);
 }

@@ -9,6 +9,8 @@
 
 #include "flow.h"
 
+#include "tcop/dest.h"
+
 /*
  * Parameters of every statement that reads events; the SQL refers to them
  * as $1..$6 in this order.
@@ -31,6 +33,7 @@ extern void read_params_arrays(ReadParams *p, Oid *types, Datum *values,
 extern void read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p);
 extern void read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p);
 extern void read_require_xid_column(FlowDef *flow);
+extern void read_execute(const char *sql, ReadParams *params, DestReceiver *dest);
 
 /* The stamps of a table source (stamp.c). */
 extern void stamp_note_run_reads(Oid source);

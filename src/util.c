@@ -21,6 +21,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "parser/parse_coerce.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -214,6 +215,45 @@ spi_value_canonical(int row, int col)
 	set_option_saved("extra_float_digits", "3");
 	set_option_saved("bytea_output", "hex");
 	v = spi_value(row, col);
+	AtEOXact_GUC(true, nest);
+	return v;
+}
+
+/*
+ * The value cast to text: the type's cast function where it has one (a
+ * boolean is "true", as in SQL), else its output.
+ */
+char *
+value_text(Datum value, bool isnull, Oid typid)
+{
+	Oid			func;
+	Oid			out;
+	bool		varlena;
+
+	if (isnull)
+		return "NULL";
+	if (find_coercion_pathway(TEXTOID, typid, COERCION_EXPLICIT, &func) == COERCION_PATH_FUNC &&
+		OidIsValid(func))
+		return TextDatumGetCString(OidFunctionCall1(func, value));
+	getTypeOutputInfo(typid, &out, &varlena);
+	return OidOutputFunctionCall(out, value);
+}
+
+/* The value's output under the settings spi_value_canonical pins. */
+char *
+value_canonical(Datum value, Oid typid)
+{
+	int			nest = NewGUCNestLevel();
+	Oid			out;
+	bool		varlena;
+	char	   *v;
+
+	set_option_saved("datestyle", "ISO, YMD");
+	set_option_saved("intervalstyle", "postgres");
+	set_option_saved("extra_float_digits", "3");
+	set_option_saved("bytea_output", "hex");
+	getTypeOutputInfo(typid, &out, &varlena);
+	v = OidOutputFunctionCall(out, value);
 	AtEOXact_GUC(true, nest);
 	return v;
 }

@@ -55,82 +55,10 @@ validate_prefixed_keys(FlowDef *f, const char *a)
 	return buf.data;
 }
 
-/* The key of event row "e" as text, NULLs spelled out, for messages. */
-char *
-validate_keytext(FlowDef *f)
-{
-	StringInfoData keytext;
-	ListCell   *lc;
-
-	initStringInfo(&keytext);
-	appendStringInfoString(&keytext, "pg_catalog.concat_ws(', '");
-	foreach(lc, f->keys)
-		appendStringInfo(&keytext, ", COALESCE(e.%s::pg_catalog.text, 'NULL')",
-						 quote_identifier(lfirst(lc)));
-	appendStringInfoChar(&keytext, ')');
-	return keytext.data;
-}
-
-/*
- * Appends "(<check 1>) UNION ALL (<2>) UNION ALL (<3>)" over the events
- * "ev", each check yielding (priority, problem, key, sequence).  A fold appends
- * its checks against what it applied before, then " ORDER BY 1 LIMIT 1".
- * Two events at one key and sequence conflict when their kinds differ or,
- * for upserts, their values do (a delete's other columns do not matter).
- */
+/* The error for a bad event: problem, its key as text ("a, b") and sequence. */
 void
-validate_append_batch_checks(StringInfo sql, FlowDef *f, const char *keytext)
+validate_raise(FlowDef *f, const char *problem, const char *key, const char *seq)
 {
-	ListCell   *lc;
-	StringInfoData keys;
-
-	initStringInfo(&keys);
-	append_column_list(&keys, f->keys, NULL);
-
-	appendStringInfo(sql,
-					 "(SELECT 1, 'null_sequence', %s, NULL::pg_catalog.text FROM ev e "
-					 "   WHERE e.__autocdc_seq IS NULL LIMIT 1)"
-					 " UNION ALL (SELECT 2, 'null_key', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
-					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' AND (false",
-					 keytext, keytext);
-	foreach(lc, f->keys)
-		appendStringInfo(sql, " OR e.%s IS NULL", quote_identifier(lfirst(lc)));
-	/*
-	 * Conflicts: first the (key, sequence) pairs read more than once, by
-	 * hashing, then only their rows compared as text; comparing every row
-	 * would cost a sort of all of them.
-	 */
-	appendStringInfo(sql,
-					 ") LIMIT 1)"
-					 " UNION ALL (SELECT 3, 'conflict', %s, e.__autocdc_seq::pg_catalog.text FROM ev e "
-					 "   JOIN (SELECT %s, __autocdc_seq FROM ev "
-					 "          WHERE __autocdc_kind OPERATOR(pg_catalog.<>) 't' "
-					 "          GROUP BY %s, __autocdc_seq HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d ON ",
-					 keytext, keys.data, keys.data);
-	append_keys_match(sql, f, "d", "e");
-	appendStringInfoString(sql, " AND ");
-	append_seq_cmp(sql, "d.__autocdc_seq", "=", "e.__autocdc_seq", f->seq_type);
-	appendStringInfo(sql,
-					 "   WHERE e.__autocdc_kind OPERATOR(pg_catalog.<>) 't' "
-					 "   GROUP BY %s, e.__autocdc_seq "
-					 "   HAVING pg_catalog.count(DISTINCT ROW(e.__autocdc_kind, "
-					 "            CASE WHEN e.__autocdc_kind OPERATOR(pg_catalog.=) 'u' THEN ROW(NULL",
-					 validate_prefixed_keys(f, "e"));
-	foreach(lc, f->columns)
-		appendStringInfo(sql, ", e.%s", quote_identifier(lfirst(lc)));
-	appendStringInfoString(sql, ")::pg_catalog.text END)::pg_catalog.text) OPERATOR(pg_catalog.>) 1 LIMIT 1)");
-}
-
-/*
- * Raises the error for the bad event whose problem, key and sequence are
- * the result's columns col, col + 1 and col + 2.
- */
-static void
-validate_report(FlowDef *f, int col)
-{
-	char	   *problem = spi_value(0, col);
-	char	   *key = spi_value(0, col + 1);
-	char	   *seq = spi_value(0, col + 2);
 	StringInfoData keys;
 
 	initStringInfo(&keys);
@@ -168,43 +96,3 @@ validate_report(FlowDef *f, int col)
 }
 
 
-/*
- * Runs a fold's checks and its apply as one statement, so that the events
- * (read_append_events) are read and materialized once.  Both are written
- * against the events "ev": the checks as a query yielding the first problem, the apply as
- * the CTEs after ev and a final SELECT whose first four columns are the
- * counts.  The checks see all events; the apply sees none when they found
- * a problem, so nothing is applied before the error is raised (the
- * statement's other writes are rolled back with it).  The apply's result
- * stays in SPI_tuptable.
- */
-void
-validate_and_apply(FlowDef *f, ReadParams *p, const char *events,
-				   const char *checks, const char *apply, FlowCounts *counts)
-{
-	Oid			types[READ_NPARAMS];
-	Datum		values[READ_NPARAMS];
-	char		nulls[READ_NPARAMS];
-	StringInfoData sql;
-	int			natts;
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "WITH __autocdc_ev_raw AS MATERIALIZED (%s), __autocdc_problem (priority, problem, key, seq) AS MATERIALIZED ("
-					 "WITH ev AS NOT MATERIALIZED (SELECT * FROM __autocdc_ev_raw) %s), "
-					 "ev AS NOT MATERIALIZED (SELECT * FROM __autocdc_ev_raw "
-					 "  WHERE NOT EXISTS (SELECT FROM __autocdc_problem))%s, "
-					 "(SELECT problem FROM __autocdc_problem), (SELECT key FROM __autocdc_problem), "
-					 "(SELECT seq FROM __autocdc_problem)",
-					 events, checks, apply);
-
-	read_params_arrays(p, types, values, nulls);
-	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
-	natts = SPI_tuptable->tupdesc->natts;
-	if (spi_value(0, natts - 2) != NULL)
-		validate_report(f, natts - 2);
-	counts->read = spi_int64(0, 1);
-	counts->upserted = spi_int64(0, 2);
-	counts->deleted = spi_int64(0, 3);
-	counts->skipped = spi_int64(0, 4);
-}

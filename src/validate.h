@@ -15,12 +15,15 @@ extern void append_keys_match(StringInfo sql, FlowDef *f, const char *a,
 							  const char *b);
 extern void append_flow_seq_cmp(StringInfo sql, FlowDef *f, const char *a,
 								const char *op, const char *b);
-extern char *validate_keytext(FlowDef *f);
 extern char *validate_prefixed_keys(FlowDef *f, const char *a);
-extern void validate_append_batch_checks(StringInfo sql, FlowDef *f,
-										 const char *keytext);
-extern void validate_and_apply(FlowDef *f, ReadParams *p, const char *events,
-							   const char *checks, const char *apply,
-							   FlowCounts *counts);
+/*
+ * The error for a bad event (the same from every fold): problem is
+ * "null_sequence", "null_key", "conflict" (two events of the batch),
+ * "conflict_applied" (against an event an earlier run applied) or
+ * "conflict_target" (against the row an earlier run's upsert made); key is
+ * the key's values as text ("1, a"), seq the sequence's.
+ */
+extern void validate_raise(FlowDef *f, const char *problem, const char *key,
+						   const char *seq) pg_attribute_noreturn();
 
 #endif							/* AUTOCDC_VALIDATE_H */

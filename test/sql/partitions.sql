@@ -2,8 +2,8 @@
 -- (0,1): the writes name stored rows by (tableoid, ctid), so that a
 -- change to one key's row never touches another key's row that has its
 -- tid in another partition.  Every kind of target, with keys spread over
--- partitions (a default partition and sub-partitions among them), by the
--- C folds and by the SQL folds; then targets partitioned by a column that
+-- partitions (a default partition and sub-partitions among them), each in
+-- two pipelines; then targets partitioned by a column that
 -- is not a key (updates move rows), and the targets that are refused.
 CREATE SCHEMA part;
 SET search_path = part, public;
@@ -28,9 +28,9 @@ INSERT INTO src VALUES ('a', 1, NULL, 'D', 3);
 SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('part_issue');
 SELECT tableoid::regclass AS part, * FROM t ORDER BY region, id;
 
--- SCD 1 and SCD 2 over one feed, each by the C fold (pipeline pc) and by
--- the SQL fold (pipeline psql, autocdc.batch_fold off); the SCD 2 target
--- h_txt has a text sequence, which the C fold leaves to the SQL fold.
+-- SCD 1 and SCD 2 over one feed, each into two targets, by two pipelines
+-- (pc and psql) run one after the other; the SCD 2 target h_txt has a
+-- text sequence.
 -- Partitions: 'a', 'b' (by hash of id: two sub-partitions), the rest in a default.
 CREATE TABLE feed (region text, id int, v text, note text, op text, seq int);
 CREATE FUNCTION make_target(name text, scd2 boolean, seqtype text) RETURNS void
@@ -76,11 +76,9 @@ CREATE FUNCTION run_both() RETURNS TABLE (flow text, rows_read bigint, rows_upse
 LANGUAGE plpgsql AS $$
 BEGIN
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('part_pc') r;
-  SET LOCAL autocdc.batch_fold = off;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('part_psql') r;
-  SET LOCAL autocdc.batch_fold = on;
 END $$;
--- Whether the C and the SQL folds agree.
+-- Whether the two pipelines' targets agree.
 CREATE FUNCTION same() RETURNS TABLE (scd1 boolean, scd2 boolean, scd2_text boolean)
 LANGUAGE sql AS $$
   SELECT NOT EXISTS ((TABLE s1_c EXCEPT ALL TABLE s1_sql) UNION ALL (TABLE s1_sql EXCEPT ALL TABLE s1_c)),
@@ -125,9 +123,9 @@ SELECT * FROM autocdc.as_of(NULL::h_c, 22) ORDER BY region, id;
 
 -- SCD 1 partitioned by a column that is not a key: its unique index holds
 -- the keys and the partition key (autocdc keeps one row per key), and an
--- update that changes the column moves the row: by the C fold (orders)
--- and by the SQL fold (orders_sql); orders_p, with partial updates
--- (ignore_null_updates) and truncates, always by the SQL fold.
+-- update that changes the column moves the row: in two pipelines (orders
+-- and orders_sql); orders_p with partial updates (ignore_null_updates)
+-- and truncates.
 CREATE TABLE orders_cdc (id int, status text, amount int, op text, seq int);
 CREATE TABLE orders_pcdc (LIKE orders_cdc);
 CREATE TABLE orders (id int NOT NULL, status text, amount int) PARTITION BY LIST (status);
@@ -158,9 +156,7 @@ CREATE FUNCTION run_orders() RETURNS TABLE (flow text, rows_read bigint, rows_up
 LANGUAGE plpgsql AS $$
 BEGIN
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('part_orders') r;
-  SET LOCAL autocdc.batch_fold = off;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('part_orders_sql') r;
-  SET LOCAL autocdc.batch_fold = on;
 END $$;
 CREATE FUNCTION show_orders() RETURNS TABLE (target text, part regclass, id int, status text, amount int)
 LANGUAGE sql AS $$
@@ -214,9 +210,7 @@ CREATE FUNCTION run_hist() RETURNS TABLE (target text, part regclass, id int, v 
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM autocdc.run('part_hist');
-  SET LOCAL autocdc.batch_fold = off;
   PERFORM autocdc.run('part_hist_sql');
-  SET LOCAL autocdc.batch_fold = on;
   RETURN QUERY SELECT 'hist', h.tableoid::regclass, h.id, h.v, h.__start_at, h.__end_at FROM hist h
     UNION ALL SELECT 'hist_sql', h.tableoid::regclass, h.id, h.v, h.__start_at, h.__end_at FROM hist_sql h
     ORDER BY 1, 3, 5;

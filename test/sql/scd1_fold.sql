@@ -70,8 +70,8 @@ SELECT count(*) FILTER (WHERE __autocdc_deleted_at IS NOT NULL) AS tombstones FR
 RESET autocdc.tombstone_retention;
 
 -- A key that stays dead keeps the time it died, so a late event does not
--- put off its purge; a delete after a newer upsert is a new death.  Key 7
--- goes through the C fold, key 8 through the SQL fold.
+-- put off its purge; a delete after a newer upsert is a new death.  Keys 7
+-- and 8 are folded in runs of their own.
 SET autocdc.tombstone_retention = -1;
 INSERT INTO ev VALUES (7, 'a', 'U', 1), (7, NULL, 'D', 10), (8, 'a', 'U', 1), (8, NULL, 'D', 10);
 SELECT rows_deleted FROM autocdc.run('fold');
@@ -79,18 +79,14 @@ SELECT max(__autocdc_deleted_at) FILTER (WHERE id = 7) AS died7,
        max(__autocdc_deleted_at) FILTER (WHERE id = 8) AS died8 FROM :state \gset
 INSERT INTO ev VALUES (7, 'late', 'U', 5);
 SELECT rows_upserted, rows_skipped FROM autocdc.run('fold');
-SET autocdc.batch_fold = off;
 INSERT INTO ev VALUES (8, 'late', 'U', 5);
 SELECT rows_upserted, rows_skipped FROM autocdc.run('fold');
-RESET autocdc.batch_fold;
 SELECT id, __autocdc_upsert_seq, __autocdc_deleted_at = CASE id WHEN 7 THEN :'died7'::timestamptz
   ELSE :'died8'::timestamptz END AS same_death FROM :state WHERE id IN (7, 8) ORDER BY id;
 INSERT INTO ev VALUES (7, 'b', 'U', 20), (7, NULL, 'D', 30);
 SELECT rows_deleted FROM autocdc.run('fold');
-SET autocdc.batch_fold = off;
 INSERT INTO ev VALUES (8, 'b', 'U', 20), (8, NULL, 'D', 30);
 SELECT rows_deleted FROM autocdc.run('fold');
-RESET autocdc.batch_fold;
 SELECT id, __autocdc_delete_seq, __autocdc_deleted_at > CASE id WHEN 7 THEN :'died7'::timestamptz
   ELSE :'died8'::timestamptz END AS died_again FROM :state WHERE id IN (7, 8) ORDER BY id;
 SELECT * FROM t WHERE id IN (7, 8);

@@ -1,7 +1,7 @@
 -- Manual changes to a target (README "Changing a target by hand"): rows
 -- edited, deleted or inserted by hand, and a target emptied by TRUNCATE.
--- Every scenario runs through the folds in C (pipeline te_c) and in SQL
--- (te_sql, autocdc.batch_fold off), which must agree.
+-- Every scenario runs through two pipelines (te_c and te_sql) over one
+-- source, whose targets must agree.
 CREATE SCHEMA te;
 SET search_path = te, public;
 
@@ -17,14 +17,12 @@ SELECT autocdc.create_auto_cdc_flow(target => 'te_h_sql', source => 'src', keys 
   sequence_by => 'seq', apply_as_deletes => 'del', except_column_list => ARRAY['del'],
   stored_as_scd_type => 2, pipeline => 'te_sql');
 
--- Runs both pipelines; then each SQL-fold target must equal its C twin.
+-- Runs both pipelines; then each te_sql target must equal its te_c twin.
 CREATE FUNCTION run_both() RETURNS TABLE (flow text, rows_read bigint, rows_upserted bigint,
                                           rows_deleted bigint, status text)
 LANGUAGE plpgsql AS $$
 BEGIN
-  SET LOCAL autocdc.batch_fold = on;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('te_c') r;
-  SET LOCAL autocdc.batch_fold = off;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('te_sql') r;
 END $$;
 CREATE VIEW folds_differ AS
@@ -134,9 +132,7 @@ SELECT * FROM te_h ORDER BY id, __start_at;
 SELECT flow, rows_read, status FROM autocdc.run('te_c');
 -- So does DELETE of every row.
 DELETE FROM te_c1_sql;
-SET autocdc.batch_fold = off;
 SELECT flow, status FROM autocdc.run('te_sql');
-RESET autocdc.batch_fold;
 SELECT flow, status FROM autocdc.run('te_sql', full_refresh => true);
 
 -- A target that is empty because its events deleted every key is not

@@ -1,16 +1,15 @@
 /*-------------------------------------------------------------------------
- * batch_relation.c
- *	  The relations through which the C folds hand rows to SQL (see
- *	  batch.h): tuplestores registered with SPI as ephemeral named
- *	  relations for the statements of one flow's run.
+ * relation.c
+ *	  The relations through which a fold hands rows to SQL (relation.h).
  *-------------------------------------------------------------------------
  */
-#include "batch.h"
+#include "relation.h"
 #include "validate.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 /*
@@ -57,7 +56,7 @@ batch_relation_begin(BatchRelation *r, const char *name, TupleDesc desc)
 {
 	r->name = name;
 	r->desc = desc;
-	r->store = tuplestore_begin_heap(false, false, BATCH_STORE_KB);
+	r->store = tuplestore_begin_heap(false, false, work_mem);
 	r->n = 0;
 }
 
@@ -73,22 +72,6 @@ batch_relation_register(BatchRelation *r)
 {
 	batch_register(r->name, r->desc, r->store, r->n);
 	return r->n > 0;
-}
-
-TupleDesc
-batch_keyed_desc(Batch *b, const char *idname, int extra)
-{
-	TupleDesc	desc = CreateTemplateTupleDesc(1 + b->nkeys + extra);
-
-	TupleDescInitEntry(desc, 1, idname, INT4OID, -1, 0);
-	for (int i = 0; i < b->nkeys; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
-
-		TupleDescInitEntry(desc, 2 + i, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
-		TupleDescInitEntryCollation(desc, 2 + i, att->attcollation);
-	}
-	return desc;
 }
 
 void
@@ -121,40 +104,12 @@ batch_rows_by_keys(FlowDef *flow, const char *also)
 	return true;
 }
 
-TupleDesc
-batch_tid_desc(Batch *b, int extra, bool keys)
-{
-	int			first = BATCH_ROW_ID_ATTS + extra + 1;
-	TupleDesc	desc = CreateTemplateTupleDesc(first - 1 + (keys ? b->nkeys : 0));
-
-	TupleDescInitEntry(desc, 1, "__autocdc_tid", TIDOID, -1, 0);
-	TupleDescInitEntry(desc, 2, "__autocdc_rel", OIDOID, -1, 0);
-	for (int i = 0; keys && i < b->nkeys; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(b->evdesc, i);
-
-		TupleDescInitEntry(desc, first + i, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
-		TupleDescInitEntryCollation(desc, first + i, att->attcollation);
-	}
-	return desc;
-}
-
 void
 batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls)
 {
 	values[0] = PointerGetDatum(&id->tid);
 	values[1] = ObjectIdGetDatum(id->rel);
 	nulls[0] = nulls[1] = false;
-}
-
-void
-batch_put_row_keys(Batch *b, int at, Datum *keys, Datum *values, bool *nulls)
-{
-	for (int i = 0; i < b->nkeys; i++)
-	{
-		values[at + i] = keys[i];
-		nulls[at + i] = false;
-	}
 }
 
 /*
@@ -179,52 +134,58 @@ batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u)
 }
 
 void
-batch_seq_entry(Batch *b, TupleDesc desc, int attno, const char *name)
-{
-	Form_pg_attribute att = TupleDescAttr(b->evdesc, b->seq_att);
-
-	TupleDescInitEntry(desc, attno, name, att->atttypid, att->atttypmod, 0);
-}
-
-void
-batch_put_key(Batch *b, uint32 id, Datum *keys, Datum *values, bool *nulls)
-{
-	values[0] = Int32GetDatum((int32) id);
-	nulls[0] = false;
-	for (int i = 0; i < b->nkeys; i++)
-	{
-		values[1 + i] = keys ? keys[i] : batch_key_value(b, id, i);
-		nulls[1 + i] = false;
-	}
-}
-
-/*
- * Registers "name": every key of the batch as (idname, keys), in "order"
- * (key numbers, as batch_key_order gives them: lookups by key then go
- * through an index in its order).
- */
-void
-batch_register_keys(Batch *b, const char *name, const char *idname, uint32 *order)
-{
-	BatchRelation r;
-	Datum	   *values = palloc(sizeof(Datum) * (1 + b->nkeys));
-	bool	   *nulls = palloc(sizeof(bool) * (1 + b->nkeys));
-
-	batch_relation_begin(&r, name, batch_keyed_desc(b, idname, 0));
-	for (uint32 n = 0; n < b->nkeysets; n++)
-	{
-		batch_put_key(b, order[n], NULL, values, nulls);
-		batch_relation_put(&r, values, nulls);
-	}
-	batch_relation_register(&r);
-	pfree(values);
-	pfree(nulls);
-}
-
-/* Also called while a subtransaction aborts, where SPI may be gone: no error. */
-void
 batch_unregister_relations(void)
 {
 	while (n_batch_enrs > 0)
 		(void) SPI_unregister_relation(batch_enrs[--n_batch_enrs].md.name);
+}
+
+/*
+ * Unregisters the relations and ends their tuplestores, whose temporary
+ * files belong to the subtransaction: they must be closed before it ends.
+ */
+void
+batch_release_relations(void)
+{
+	while (n_batch_enrs > 0)
+	{
+		EphemeralNamedRelation enr = &batch_enrs[--n_batch_enrs];
+
+		(void) SPI_unregister_relation(enr->md.name);
+		tuplestore_end((Tuplestorestate *) enr->reldata);
+	}
+}
+
+TupleDesc
+rel_keyed_desc(TupleDesc evdesc, int nkeys, const char *idname, int extra)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(1 + nkeys + extra);
+
+	TupleDescInitEntry(desc, 1, idname, INT4OID, -1, 0);
+	for (int i = 0; i < nkeys; i++)
+		rel_copy_entry(desc, 2 + i, evdesc, i, NULL);
+	return desc;
+}
+
+TupleDesc
+rel_tid_desc(TupleDesc evdesc, int nkeys, int extra, bool keys)
+{
+	int			first = BATCH_ROW_ID_ATTS + extra + 1;
+	TupleDesc	desc = CreateTemplateTupleDesc(first - 1 + (keys ? nkeys : 0));
+
+	TupleDescInitEntry(desc, 1, "__autocdc_tid", TIDOID, -1, 0);
+	TupleDescInitEntry(desc, 2, "__autocdc_rel", OIDOID, -1, 0);
+	for (int i = 0; keys && i < nkeys; i++)
+		rel_copy_entry(desc, first + i, evdesc, i, NULL);
+	return desc;
+}
+
+void
+rel_copy_entry(TupleDesc desc, int attno, TupleDesc evdesc, int src, const char *name)
+{
+	Form_pg_attribute att = TupleDescAttr(evdesc, src);
+
+	TupleDescInitEntry(desc, attno, name ? name : NameStr(att->attname),
+					   att->atttypid, att->atttypmod, 0);
+	TupleDescInitEntryCollation(desc, attno, att->attcollation);
 }

@@ -1,9 +1,10 @@
--- The folds in C (autocdc.batch_fold, on by default) against the folds in
--- SQL (off): one source, an SCD 1 and an SCD 2 flow in each of two
--- pipelines, each pipeline run in one mode; after every round the targets
--- and the counts must be equal.  Then the batches the C fold hands to the
--- SQL fold: bad events, truncates, values equal by "=" but not in binary,
--- keys it cannot hash.
+-- Cases of the fold engine, most in pairs of pipelines over one source
+-- (targets *_c and *_sql): until 0.2.0 one pair ran the fold in C, the
+-- other the fold in SQL that took the batches the C fold refused; the
+-- outputs here are the ones both gave then, and the one engine gives
+-- them now.  Rounds of out-of-order events, then what the C fold used to
+-- refuse: bad events, truncates, values equal by "=" but not in binary,
+-- keys of a nondeterministic collation, rows past its memory.
 CREATE SCHEMA bfo;
 SET search_path = bfo, public;
 \set VERBOSITY default
@@ -42,10 +43,8 @@ CREATE FUNCTION round(r int) RETURNS TABLE (same_rows boolean, same_counts boole
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM feed(r);
-  SET LOCAL autocdc.batch_fold = on;
   INSERT INTO counts SELECT r, 'c', CASE WHEN flow LIKE 'bf2%' THEN 2 ELSE 1 END, rows_read,
     rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.run('bf_c');
-  SET LOCAL autocdc.batch_fold = off;
   INSERT INTO counts SELECT r, 'sql', CASE WHEN flow LIKE 'bf2%' THEN 2 ELSE 1 END, rows_read,
     rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.run('bf_sql');
   RETURN QUERY SELECT
@@ -67,8 +66,8 @@ SELECT NOT EXISTS ((TABLE t_c EXCEPT ALL TABLE before) UNION ALL (TABLE before E
   AND NOT EXISTS ((TABLE t2_c EXCEPT ALL TABLE before2) UNION ALL (TABLE before2 EXCEPT ALL TABLE t2_c))
   AS same_after_refresh;
 
--- Two different events at one key and sequence: the error of the SQL fold,
--- and nothing applied.
+-- Two different events at one key and sequence: the error, and nothing
+-- applied.
 INSERT INTO src VALUES (1, 'b', 1, 'U', 90001), (1, 'b', 2, 'U', 90001);
 SELECT flow, rows_read, status FROM autocdc.run('bf_c') ORDER BY flow;
 SELECT flow, error FROM autocdc.event_log WHERE flow IN ('bf_c', 'bf2_c') ORDER BY id DESC LIMIT 2;
@@ -76,7 +75,7 @@ DELETE FROM src WHERE seq = 90001;
 SELECT autocdc.run('bf_sql') IS NOT NULL AS sql_run;
 
 -- Values equal by "=" but not in binary: numeric 1.0 and 1.00.  Each
--- step is run by both folds, into n_c and n_sql.
+-- step is run by both pipelines, into n_c and n_sql.
 CREATE TABLE nsrc (id numeric, v numeric, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'n_c', source => 'nsrc', keys => ARRAY['id'],
   sequence_by => 'seq', pipeline => 'bf_n');
@@ -89,9 +88,7 @@ SELECT autocdc.create_auto_cdc_flow(target => 'n2_sql', source => 'nsrc', keys =
 CREATE FUNCTION run_n() RETURNS TABLE (flow text, rows_read bigint, rows_upserted bigint,
   rows_skipped bigint, status text) LANGUAGE plpgsql AS $$
 BEGIN
-  SET LOCAL autocdc.batch_fold = on;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_n') r ORDER BY 1;
-  SET LOCAL autocdc.batch_fold = off;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_nsql') r ORDER BY 1;
 END $$;
 -- the event stores of n2_c and n2_sql, as the keys are spelled there
@@ -121,7 +118,7 @@ SELECT flow, status FROM run_n();
 SELECT flow, error FROM autocdc.event_log WHERE flow IN ('n_c', 'n_sql', 'n2_c', 'n2_sql') AND status = 'failed' ORDER BY id;
 DELETE FROM nsrc WHERE id = 3;
 
--- A truncate in the batch: the SQL fold applies it.
+-- A truncate in the batch.
 CREATE TABLE tsrc (id int, v text, op text, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'tr_t', source => 'tsrc', keys => ARRAY['id'],
   sequence_by => 'seq', apply_as_truncates => $$op = 'T'$$, except_column_list => ARRAY['op', 'seq'],
@@ -129,12 +126,12 @@ SELECT autocdc.create_auto_cdc_flow(target => 'tr_t', source => 'tsrc', keys => 
 INSERT INTO tsrc VALUES (1, 'a', 'U', 1), (2, 'b', 'U', 5), (NULL, NULL, 'T', 3);
 SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bf_t');
 SELECT * FROM tr_t ORDER BY id;
--- after it, the C fold counts events under the truncate mark as skipped
+-- after it, events under the truncate mark count as skipped
 INSERT INTO tsrc VALUES (1, 'late', 'U', 2), (3, 'c', 'U', 4);
 SELECT flow, rows_read, rows_upserted, rows_skipped, status FROM autocdc.run('bf_t');
 SELECT * FROM tr_t ORDER BY id;
 
--- A key of a nondeterministic collation: only the SQL fold compares it right.
+-- A key of a nondeterministic collation: equal keys are one key.
 CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE TABLE csrc (k text COLLATE ci, v int, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'ci_t', source => 'csrc', keys => ARRAY['k'],
@@ -143,7 +140,7 @@ INSERT INTO csrc VALUES ('Abc', 1, 1), ('aBC', 2, 2), ('x', 3, 1);
 SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('bf_ci');
 SELECT * FROM ci_t ORDER BY v;
 
--- A flow whose apply fails after the C fold registered its batch, then a
+-- A flow whose apply fails after its batch was registered, then a
 -- flow of the same run: the second runs, and so does the first later.
 CREATE TABLE fsrc (id int, v int, seq int);
 CREATE TABLE f_t1 (id int PRIMARY KEY, v int CHECK (v < 100));
@@ -163,7 +160,7 @@ INSERT INTO tsrc VALUES (2, 'older', 'U', 2);
 SELECT flow, rows_read, rows_upserted, rows_skipped FROM autocdc.run('bf_t');
 SELECT * FROM tr_t ORDER BY id;
 
--- Two CDC flows into one SCD 1 target (both folded in C): one ordering
+-- Two CDC flows into one SCD 1 target: one ordering
 -- domain, and an event of one flow that disagrees with what the other
 -- applied at its key and sequence is refused.
 CREATE TABLE ma (id int, v text, op text, seq int);
@@ -217,10 +214,9 @@ SELECT * FROM ts1;
 SELECT * FROM ts2 ORDER BY __start_at;
 SELECT flow, rows_read FROM autocdc.run('bf_ts') ORDER BY flow;
 
--- Conflicts among events read out of order (the C fold compares only the
--- events at or below a sequence their key had already): each case is a
--- batch of one key, run by both folds; a conflict fails both with the same
--- error, a batch without one applies the same rows.
+-- Conflicts among events read out of order: each case is a batch of one
+-- key, run by both pipelines; a conflict fails both with the same error,
+-- a batch without one applies the same rows.
 CREATE TABLE ls (id int, v int, op text, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'l_c', source => 'ls', keys => ARRAY['id'], sequence_by => 'seq',
   apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'], pipeline => 'bf_lc');
@@ -235,9 +231,7 @@ BEGIN
   -- evs: (v, seq) pairs in the order read; v = -1 is a delete
   INSERT INTO ls SELECT k, NULLIF(evs[i], -1), CASE WHEN evs[i] = -1 THEN 'D' ELSE 'U' END, evs[i + 1]
     FROM generate_series(1, array_length(evs, 1), 2) i ORDER BY i;
-  SET LOCAL autocdc.batch_fold = on;
   SELECT r.status INTO st_c FROM autocdc.run('bf_lc') r;
-  SET LOCAL autocdc.batch_fold = off;
   SELECT r.status INTO st_sql FROM autocdc.run('bf_lsql') r;
   RETURN QUERY SELECT 'c', st_c, (SELECT t::text FROM l_c t WHERE t.id = k)
     UNION ALL SELECT 'sql', st_sql, (SELECT t::text FROM l_sql t WHERE t.id = k);
@@ -259,7 +253,7 @@ SELECT * FROM l_case(5, ARRAY[1, 1, 2, 10, 7, 3, 1, 1, 2, 10, -1, 4, -1, 4]);
 SELECT * FROM l_case(6, ARRAY[1, 1, 100, 100, 1, 1, 2, 2, 101, 101, 2, 2, 100, 100, 3, 3]);
 
 -- Target rows no event wrote (targets created and filled by hand), rows
--- removed by hand, and a target of keys only: both folds write the same.
+-- removed by hand, and a target of keys only: both pipelines write the same.
 CREATE TABLE ps (id int, v text, op text, seq int);
 CREATE TABLE p_c (id int PRIMARY KEY, v text);
 CREATE TABLE p_sql (LIKE p_c INCLUDING INDEXES);
@@ -276,9 +270,7 @@ SELECT autocdc.create_auto_cdc_flow(target => t, source => 'ps', keys => ARRAY['
 CREATE FUNCTION run_p() RETURNS TABLE (flow text, rows_read bigint, rows_upserted bigint,
   rows_deleted bigint, rows_skipped bigint) LANGUAGE plpgsql AS $$
 BEGIN
-  SET LOCAL autocdc.batch_fold = on;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.rows_skipped FROM autocdc.run('bf_pc') r;
-  SET LOCAL autocdc.batch_fold = off;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.rows_skipped FROM autocdc.run('bf_psql') r;
 END $$;
 CREATE VIEW p_rows AS
@@ -297,10 +289,9 @@ INSERT INTO ps VALUES (1, 'older', 'U', 0), (4, 'newer', 'U', 2);
 SELECT * FROM run_p() ORDER BY flow;
 SELECT * FROM p_rows ORDER BY fold, id;
 
--- A batch whose rows outgrow the C fold's row arena (64 MB before it moves
--- the rows it still wants, the latest upsert per key): 40,000 events of
--- about 2 kB each, incompressible, over 20 keys; keys 1 to 10 have their
--- latest event first, so their rows are moved.  Both folds agree.
+-- A batch of 80 MB, past work_mem, sorted on disk: 40,000 events of about
+-- 2 kB each, incompressible, over 20 keys; keys 1 to 10 have their latest
+-- event first.  Both pipelines agree.
 CREATE TABLE big (id int, v text, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'big_c', source => 'big', keys => ARRAY['id'],
   sequence_by => 'seq', pipeline => 'bf_big');
@@ -310,11 +301,8 @@ INSERT INTO big SELECT i % 20, i || ':' || r.s, CASE WHEN i <= 10 THEN 100000 + 
   FROM (SELECT string_agg(md5(g::text), '') AS s FROM generate_series(1, 59) g) r,
        generate_series(1, 40000) i;
 SELECT min(pg_column_size(v)), bool_and(pg_column_size(v) = octet_length(v) + 4) AS uncompressed FROM big;
-SET autocdc.batch_fold = on;
 SELECT flow, rows_read, rows_upserted, rows_skipped, status FROM autocdc.run('bf_big');
-SET autocdc.batch_fold = off;
 SELECT flow, rows_read, rows_upserted, rows_skipped, status FROM autocdc.run('bf_bigsql');
-RESET autocdc.batch_fold;
 SELECT id, split_part(v, ':', 1) AS event, md5(v) = (SELECT md5(s.v) FROM big_sql s WHERE s.id = c.id) AS same
   FROM big_c c ORDER BY id;
 DROP TABLE big;

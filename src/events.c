@@ -1,0 +1,353 @@
+/*-------------------------------------------------------------------------
+ * events.c
+ *	  A run's events in key order (see events.h).
+ *
+ * The events statement runs with a receiver instead of a result: each row
+ * is checked and goes into a tuplesort ordered by the keys' and the
+ * sequence's btree orderings in their collations, which spills to disk
+ * past work_mem, so a batch of any size and any orderable type folds the
+ * same way.  One pass over the sorted events numbers the keys, counts their
+ * events and finds two events at one key and sequence, now next to each
+ * other; the fold then reads them again, key by key.
+ *-------------------------------------------------------------------------
+ */
+#include "events.h"
+#include "relation.h"
+#include "validate.h"
+
+#include "access/tupdesc.h"
+#include "catalog/pg_collation.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/typcache.h"
+
+typedef struct EventsReceiver
+{
+	DestReceiver pub;
+	Events	   *ev;
+	bool		allow_truncate;
+	char	   *null_key;		/* the first event with a NULL key: its key */
+	char	   *null_key_seq;	/* and sequence */
+} EventsReceiver;
+
+/* The event's key as the bad-input errors spell it: "1, NULL". */
+static char *
+key_text(Events *ev, TupleTableSlot *slot)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < ev->nkeys; i++)
+		appendStringInfo(&buf, "%s%s", i ? ", " : "",
+						 value_text(slot->tts_values[i], slot->tts_isnull[i],
+									TupleDescAttr(ev->desc, i)->atttypid));
+	return buf.data;
+}
+
+static char *
+seq_text(Events *ev, TupleTableSlot *slot)
+{
+	return value_text(slot->tts_values[ev->seq_att], false,
+					  TupleDescAttr(ev->desc, ev->seq_att)->atttypid);
+}
+
+char
+events_kind(Events *ev, TupleTableSlot *slot)
+{
+	return *VARDATA_ANY(DatumGetPointer(slot->tts_values[ev->kind_att]));
+}
+
+/* The collation an attribute orders in. */
+static Oid
+att_collation(Form_pg_attribute att)
+{
+	if (OidIsValid(att->attcollation))
+		return att->attcollation;
+	return type_is_collatable(att->atttypid) ? DEFAULT_COLLATION_OID : InvalidOid;
+}
+
+static void
+events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	Events	   *ev = ((EventsReceiver *) self)->ev;
+	MemoryContext old = MemoryContextSwitchTo(ev->cxt);
+	int			nsort = ev->nkeys + 1;
+	AttrNumber *atts = palloc(sizeof(AttrNumber) * nsort);
+	Oid		   *ops = palloc(sizeof(Oid) * nsort);
+	Oid		   *colls = palloc(sizeof(Oid) * nsort);
+	bool	   *nulls_first = palloc0(sizeof(bool) * nsort);
+
+	ev->desc = CreateTupleDescCopy(typeinfo);
+	ev->seq_att = ev->nkeys;
+	ev->kind_att = ev->nkeys + 1;
+	ev->first_col = ev->nkeys + 2;
+	ev->cmp = palloc0(sizeof(SortSupportData) * nsort);
+	for (int i = 0; i < nsort; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(ev->desc, i);
+		TypeCacheEntry *tc = lookup_type_cache(att->atttypid, TYPECACHE_LT_OPR);
+
+		if (!OidIsValid(tc->lt_opr))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("flow \"%s\": type %s of %s has no ordering", ev->flow->name,
+							format_type_be(att->atttypid),
+							i < ev->nkeys ? quote_identifier(NameStr(att->attname)) : "its sequence"),
+					 errhint("Keys and sequences need a btree operator class; change the column's type.")));
+		atts[i] = i + 1;
+		ops[i] = tc->lt_opr;
+		colls[i] = att_collation(att);
+		ev->cmp[i].ssup_cxt = ev->cxt;
+		ev->cmp[i].ssup_collation = colls[i];
+		PrepareSortSupportFromOrderingOp(tc->lt_opr, &ev->cmp[i]);
+	}
+	ev->sort = tuplesort_begin_heap(ev->desc, nsort, atts, ops, colls, nulls_first,
+									work_mem, NULL, TUPLESORT_RANDOMACCESS);
+	ev->slot = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	MemoryContextSwitchTo(old);
+}
+
+static bool
+events_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	EventsReceiver *r = (EventsReceiver *) self;
+	Events	   *ev = r->ev;
+	MemoryContext old;
+	char		kind;
+
+	if ((++ev->nread & 0xFFFF) == 0)
+		CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	/* a NULL sequence is the first of the bad inputs: raised at once */
+	if (slot->tts_isnull[ev->seq_att])
+		validate_raise(ev->flow, "null_sequence", key_text(ev, slot), NULL);
+	kind = events_kind(ev, slot);
+	old = MemoryContextSwitchTo(ev->cxt);
+	if (kind == 't')
+	{
+		Form_pg_attribute att = TupleDescAttr(ev->desc, ev->seq_att);
+		Datum		seq = slot->tts_values[ev->seq_att];
+
+		if (!r->allow_truncate)
+			elog(ERROR, "autocdc: flow \"%s\" read a truncate", ev->flow->name);
+		if (!ev->has_truncate || events_seq_cmp(ev, seq, ev->truncate_seq) > 0)
+		{
+			ev->truncate_seq = datumCopy(seq, att->attbyval, att->attlen);
+			ev->has_truncate = true;
+		}
+	}
+	else
+	{
+		for (int i = 0; i < ev->nkeys; i++)
+			if (slot->tts_isnull[i])
+			{
+				if (r->null_key == NULL)
+				{
+					r->null_key = key_text(ev, slot);
+					r->null_key_seq = seq_text(ev, slot);
+				}
+				MemoryContextSwitchTo(old);
+				return true;
+			}
+		tuplesort_puttupleslot(ev->sort, slot);
+		ev->nsorted++;
+	}
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+static void
+events_shutdown(DestReceiver *self)
+{
+}
+
+static void
+events_destroy(DestReceiver *self)
+{
+}
+
+bool
+events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
+{
+	if (events_kind(ev, a) != events_kind(ev, b))
+		return false;
+	if (events_kind(ev, a) != 'u')
+		return true;			/* a delete's other columns do not matter */
+	for (int i = ev->first_col; i < ev->desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(ev->desc, i);
+
+		if (a->tts_isnull[i] || b->tts_isnull[i])
+		{
+			if (a->tts_isnull[i] != b->tts_isnull[i])
+				return false;
+		}
+		else if (!datum_image_eq(a->tts_values[i], b->tts_values[i], att->attbyval, att->attlen))
+			return false;
+	}
+	return true;
+}
+
+void
+events_report_conflict(Events *ev, const char *problem, TupleTableSlot *slot)
+{
+	validate_raise(ev->flow, problem, key_text(ev, slot), seq_text(ev, slot));
+}
+
+void
+events_report(Events *ev, const char *problem, Datum *keys, Datum seq)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < ev->nkeys; i++)
+		appendStringInfo(&buf, "%s%s", i ? ", " : "",
+						 value_text(keys[i], false, TupleDescAttr(ev->desc, i)->atttypid));
+	validate_raise(ev->flow, problem, buf.data,
+				   value_text(seq, false, TupleDescAttr(ev->desc, ev->seq_att)->atttypid));
+}
+
+/* Keys of a and b: equal? */
+static bool
+same_key(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
+{
+	for (int i = 0; i < ev->nkeys; i++)
+		if (ApplySortComparator(a->tts_values[i], false, b->tts_values[i], false,
+								&ev->cmp[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * The pass over the sorted events: numbers the keys, counts their events,
+ * registers the keys' relation, and finds two different events at one key
+ * and sequence.
+ */
+static void
+events_group(Events *ev)
+{
+	TupleTableSlot *cur = ev->slot;
+	TupleTableSlot *prev = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	BatchRelation keys;
+	Datum	   *values = palloc(sizeof(Datum) * (1 + ev->nkeys));
+	bool	   *nulls = palloc0(sizeof(bool) * (1 + ev->nkeys));
+	bool		first = true;
+
+	batch_relation_begin(&keys, EVENTS_KEYS_RELATION,
+						 rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_id", 0));
+	ev->maxkeysets = 1024;
+	ev->nevents = palloc(sizeof(uint32) * ev->maxkeysets);
+	for (int64 n = 0; tuplesort_gettupleslot(ev->sort, true, true, cur, NULL); n++)
+	{
+		TupleTableSlot *t;
+
+		if ((n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(cur);
+		if (!first && same_key(ev, prev, cur))
+		{
+			if (events_seq_cmp(ev, prev->tts_values[ev->seq_att], cur->tts_values[ev->seq_att]) == 0 &&
+				!events_same(ev, prev, cur))
+				events_report_conflict(ev, "conflict", cur);
+			ev->nevents[ev->nkeysets - 1]++;
+		}
+		else
+		{
+			if (ev->nkeysets == PG_INT32_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("flow \"%s\": a run reads at most %d keys", ev->flow->name, PG_INT32_MAX)));
+			if (ev->nkeysets == ev->maxkeysets)
+			{
+				ev->maxkeysets *= 2;
+				ev->nevents = repalloc_huge(ev->nevents, sizeof(uint32) * ev->maxkeysets);
+			}
+			ev->nevents[ev->nkeysets] = 1;
+			values[0] = Int32GetDatum((int32) ev->nkeysets);
+			for (int i = 0; i < ev->nkeys; i++)
+				values[1 + i] = cur->tts_values[i];
+			batch_relation_put(&keys, values, nulls);
+			ev->nkeysets++;
+		}
+		first = false;
+		t = prev;
+		prev = cur;
+		cur = t;
+	}
+	ExecDropSingleTupleTableSlot(cur == ev->slot ? prev : cur);
+	batch_relation_register(&keys);
+	tuplesort_rescan(ev->sort);
+}
+
+/*
+ * The batch lives in the flow's subtransaction: when an error rolls that
+ * back, its memory goes, and so must the relations registered from it.
+ */
+static void
+events_forget(void *arg)
+{
+	batch_unregister_relations();
+}
+
+Events *
+events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_truncate)
+{
+	Events	   *ev;
+	EventsReceiver recv;
+	MemoryContext cxt;
+	MemoryContextCallback *cb;
+	MemoryContext old;
+
+	batch_unregister_relations();
+	cxt = AllocSetContextCreate(CurTransactionContext, "autocdc events",
+								ALLOCSET_DEFAULT_SIZES);
+	ev = MemoryContextAllocZero(cxt, sizeof(Events));
+	ev->cxt = cxt;
+	ev->flow = f;
+	ev->nkeys = list_length(f->keys);
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = events_forget;
+	cb->arg = ev;
+	MemoryContextRegisterResetCallback(cxt, cb);
+
+	memset(&recv, 0, sizeof(recv));
+	recv.pub.receiveSlot = events_receive;
+	recv.pub.rStartup = events_startup;
+	recv.pub.rShutdown = events_shutdown;
+	recv.pub.rDestroy = events_destroy;
+	recv.pub.mydest = DestNone;
+	recv.ev = ev;
+	recv.allow_truncate = allow_truncate;
+	read_execute(events_sql, p, (DestReceiver *) &recv);
+	if (recv.null_key)
+		validate_raise(f, "null_key", recv.null_key, recv.null_key_seq);
+
+	old = MemoryContextSwitchTo(cxt);
+	tuplesort_performsort(ev->sort);
+	events_group(ev);
+	MemoryContextSwitchTo(old);
+	return ev;
+}
+
+TupleTableSlot *
+events_next(Events *ev)
+{
+	if ((++ev->returned & 0xFFFF) == 0)
+		CHECK_FOR_INTERRUPTS();
+	if (!tuplesort_gettupleslot(ev->sort, true, false, ev->slot, NULL))
+		return NULL;
+	slot_getallattrs(ev->slot);
+	return ev->slot;
+}
+
+void
+events_end(Events *ev)
+{
+	batch_release_relations();
+	tuplesort_end(ev->sort);
+	MemoryContextDelete(ev->cxt);
+}

@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ * events.h
+ *	  A run's events in key order: read once from their statement into a
+ *	  tuplesort by key and sequence (spilling past work_mem), checked for
+ *	  bad input, numbered by key, then handed to a fold key by key
+ *	  (doc/design.md §2).
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_EVENTS_H
+#define AUTOCDC_EVENTS_H
+
+#include "flow.h"
+#include "source_read.h"
+
+#include "executor/tuptable.h"
+#include "utils/sortsupport.h"
+#include "utils/tuplesort.h"
+
+/* The relation of the batch's keys, (__autocdc_id int4, keys), in key order. */
+#define EVENTS_KEYS_RELATION "__autocdc_keys"
+
+typedef struct Events
+{
+	FlowDef    *flow;
+	MemoryContext cxt;			/* everything here; freed by events_end */
+	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns */
+	int			nkeys;			/* keys are attributes 0 .. nkeys - 1 */
+	int			seq_att;
+	int			kind_att;
+	int			first_col;		/* the flow's columns from here on */
+	SortSupportData *cmp;		/* nkeys + 1: keys, then the sequence */
+	Tuplesortstate *sort;
+	int64		nread;			/* rows read, truncates included */
+	int64		nsorted;		/* events in the sort: upserts and deletes */
+	bool		has_truncate;
+	Datum		truncate_seq;	/* the latest truncate read */
+	uint32		nkeysets;		/* distinct keys */
+	uint32	   *nevents;		/* by key number: its events */
+	uint32		maxkeysets;
+	TupleTableSlot *slot;		/* the event events_next returned */
+	int64		returned;
+} Events;
+
+/*
+ * Reads the run's events (events_sql, run with the read parameters) and
+ * orders them; raises the flow's bad-input error for a NULL sequence, a
+ * NULL key, or two different events at one key and sequence.  Then
+ * registers EVENTS_KEYS_RELATION for SPI.  Truncates ('t') are kept as
+ * truncate_seq only, and refused unless allow_truncate.
+ */
+extern Events *events_read(FlowDef *flow, ReadParams *params,
+						   const char *events_sql, bool allow_truncate);
+
+/* The next event in key then sequence order, or NULL after the last. */
+extern TupleTableSlot *events_next(Events *ev);
+
+/* Sequence order: <0, 0, >0. */
+static inline int
+events_seq_cmp(Events *ev, Datum a, Datum b)
+{
+	return ApplySortComparator(a, false, b, false, &ev->cmp[ev->nkeys]);
+}
+
+/* The event's kind: 'u' or 'd'. */
+extern char events_kind(Events *ev, TupleTableSlot *slot);
+
+/* Whether two events of one key and sequence are one event (kind and, for upserts, values). */
+extern bool events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b);
+
+/*
+ * The bad-input error for an event of the flow: problem is "conflict"
+ * (two events of the batch), "conflict_applied" (against an event an
+ * earlier run applied) or "conflict_target" (against the row an earlier
+ * run's upsert made); slot holds the event.
+ */
+extern void events_report_conflict(Events *ev, const char *problem,
+								   TupleTableSlot *slot) pg_attribute_noreturn();
+
+/* The same for an event given as its keys and sequence. */
+extern void events_report(Events *ev, const char *problem, Datum *keys,
+						  Datum seq) pg_attribute_noreturn();
+
+/* Frees the batch and unregisters its relations. */
+extern void events_end(Events *ev);
+
+#endif							/* AUTOCDC_EVENTS_H */

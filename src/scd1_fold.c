@@ -1,0 +1,548 @@
+/*-------------------------------------------------------------------------
+ * scd1_fold.c
+ *	  The SCD type 1 fold (doc/design.md §2.2): a run's events in key order
+ *	  (events.c) folded key by key with what earlier runs applied, the
+ *	  changes written set-based (scd1_write.c).
+ *
+ * Per key the state table keeps the sequence of the last upsert and of the
+ * last delete, and for each partial-update ("tracked") column the sequence
+ * of the event that set its value; a truncate is a delete of every key at
+ * its sequence, kept once per target as its mark.  With that, a batch of
+ * events in any order gives exactly the fold of all events read so far:
+ *
+ *   live    = last upsert > last delete and >= last truncate
+ *   columns = from the last upsert; a tracked column from the last event
+ *             that set it, unless a delete or truncate came after that.
+ *
+ * The keys' state and target rows are read in one statement, in the order
+ * of the keys' numbers, and each row read folds its key's events as they
+ * come out of the sort: memory holds one key at a time.  A bad event
+ * raises the error that names it before anything is written.
+ *-------------------------------------------------------------------------
+ */
+#include "scd1.h"
+#include "events.h"
+#include "scd1_write.h"
+#include "validate.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+
+/* How this flow sets a tracked column. */
+typedef enum Setter
+{
+	SET_NEVER,					/* not among its columns */
+	SET_ALWAYS,					/* by every upsert */
+	SET_NOT_NULL				/* by upserts where it is not NULL (ignore_null) */
+} Setter;
+
+/* Attributes of the rows the state statement returns (0-based). */
+#define ST_ID		0
+#define ST_UPS		1
+#define ST_DEL		2
+#define ST_DEAD_AT	3
+#define ST_ROW		4			/* ctid, tableoid */
+#define ST_TRACKED	6			/* a sequence per tracked column */
+
+typedef struct Scd1Fold
+{
+	DestReceiver pub;			/* receives the keys' state and target rows */
+	FlowDef    *f;
+	Events	   *ev;
+	Scd1Writes	w;
+	FlowCounts *counts;
+	int			nplain;
+	int			ntracked;
+	int			nwritten;		/* written columns: plain, then tracked */
+	int		   *evatt;			/* per written column: its event attribute, or -1 */
+	Setter	   *setter;			/* per written column */
+	FmgrInfo   *eq;				/* per written column: its "=", fn_oid 0 if none */
+	Oid		   *coll;
+	Oid		   *types;
+	int			att_row;		/* the target row's ctid, tableoid, written columns */
+	bool		has_mark;		/* the target's truncate mark before this run */
+	Datum		mark;
+	bool		has_nt;			/* the mark after this batch */
+	Datum		nt;
+	int16		seqlen;
+	bool		seqbyval;
+	Datum		now;
+	uint32		next_key;
+	MemoryContext keycxt;		/* reset per key */
+	TupleTableSlot *winner;		/* the key's latest upsert */
+	TupleTableSlot *latest;		/* the key's latest delete */
+	bool	   *has_lps;		/* per written column: latest non-NULL setting */
+	Datum	   *lps;
+	Datum	   *lpv;
+	Datum	   *wvals;			/* the key's row after the fold */
+	bool	   *wnulls;
+	Datum	   *svals;			/* the key's state after the fold */
+	bool	   *snulls;
+} Scd1Fold;
+
+static inline int
+seq_cmp(Scd1Fold *F, Datum a, Datum b)
+{
+	return events_seq_cmp(F->ev, a, b);
+}
+
+/* The later of two sequences either of which may be absent; false if both are. */
+static inline bool
+later_seq(Scd1Fold *F, bool has_x, Datum x, bool has_y, Datum y, Datum *later)
+{
+	if (!has_x && !has_y)
+		return false;
+	*later = !has_y || (has_x && seq_cmp(F, x, y) >= 0) ? x : y;
+	return true;
+}
+
+/* Both absent, or both there and equal. */
+static inline bool
+same_seq(Scd1Fold *F, bool has_x, Datum x, bool has_y, Datum y)
+{
+	return has_x == has_y && (!has_x || seq_cmp(F, x, y) == 0);
+}
+
+/* Whether what sequence x set survives the key's last delete and the mark. */
+static inline bool
+survives(Scd1Fold *F, bool has_x, Datum x, bool has_del, Datum del)
+{
+	return has_x && (!has_del || seq_cmp(F, x, del) > 0) &&
+		(!F->has_nt || seq_cmp(F, x, F->nt) >= 0);
+}
+
+/* Written column j of the event equals the target row's, as SQL's "=" sees it. */
+static bool
+equals_target(Scd1Fold *F, int j, Datum ev, bool evnull, Datum t, bool tnull)
+{
+	if (evnull || tnull)
+		return evnull && tnull;
+	if (OidIsValid(F->eq[j].fn_oid))
+		return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], t, ev));
+	return strcmp(value_text(t, false, F->types[j]), value_text(ev, false, F->types[j])) == 0;
+}
+
+/*
+ * An event at the sequence of what an earlier run applied for its key
+ * must be that event again: an upsert at the applied delete's sequence, or
+ * a delete at the applied upsert's, is another; an upsert at the applied
+ * upsert's must carry the values its row got.
+ */
+static void
+check_applied(Scd1Fold *F, TupleTableSlot *e, char kind, TupleTableSlot *st)
+{
+	Datum		seq = e->tts_values[F->ev->seq_att];
+	Datum	   *t = &st->tts_values[F->att_row + BATCH_ROW_ID_ATTS];
+	bool	   *tnull = &st->tts_isnull[F->att_row + BATCH_ROW_ID_ATTS];
+
+	if (kind == 'u' && !st->tts_isnull[ST_DEL] && seq_cmp(F, seq, st->tts_values[ST_DEL]) == 0)
+		events_report_conflict(F->ev, "conflict_applied", e);
+	if (kind == 'd' && !st->tts_isnull[ST_UPS] && seq_cmp(F, seq, st->tts_values[ST_UPS]) == 0)
+		events_report_conflict(F->ev, "conflict_applied", e);
+	if (kind != 'u' || st->tts_isnull[ST_UPS] || seq_cmp(F, seq, st->tts_values[ST_UPS]) != 0 ||
+		st->tts_isnull[F->att_row])
+		return;
+	for (int j = 0; j < F->nwritten; j++)
+	{
+		int			a = F->evatt[j];
+
+		if (a < 0 || (F->setter[j] == SET_NOT_NULL && e->tts_isnull[a]))
+			continue;
+		if (!equals_target(F, j, e->tts_values[a], e->tts_isnull[a], t[j], tnull[j]))
+			events_report_conflict(F->ev, "conflict_target", e);
+	}
+}
+
+/* Whether the event is late or replayed: at or below what was applied. */
+static bool
+is_skipped(Scd1Fold *F, Datum seq, TupleTableSlot *st)
+{
+	return (!st->tts_isnull[ST_UPS] && seq_cmp(F, seq, st->tts_values[ST_UPS]) <= 0) ||
+		(!st->tts_isnull[ST_DEL] && seq_cmp(F, seq, st->tts_values[ST_DEL]) <= 0) ||
+		(F->has_mark && seq_cmp(F, seq, F->mark) < 0);
+}
+
+/* Reads the key's events in sequence order: its latest upsert, delete and settings. */
+static void
+read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum *bd)
+{
+	Events	   *ev = F->ev;
+	bool		has_state = !st->tts_isnull[ST_ROW];
+
+	*has_bd = false;
+	ExecClearTuple(F->winner);
+	ExecClearTuple(F->latest);
+	memset(F->has_lps, 0, sizeof(bool) * F->nwritten);
+	for (uint32 n = 0; n < ev->nevents[id]; n++)
+	{
+		TupleTableSlot *e = events_next(ev);
+		Datum		seq;
+		char		kind;
+
+		if (e == NULL)
+			elog(ERROR, "autocdc: flow \"%s\" ran out of events", F->f->name);
+		seq = e->tts_values[ev->seq_att];
+		kind = events_kind(ev, e);
+		if (has_state)
+			check_applied(F, e, kind, st);
+		if (is_skipped(F, seq, st))
+			F->counts->skipped++;
+		if (kind == 'u')
+		{
+			ExecCopySlot(F->winner, e);
+			for (int j = F->nplain; j < F->nwritten; j++)
+			{
+				int			a = F->evatt[j];
+
+				if (F->setter[j] != SET_NOT_NULL || e->tts_isnull[a])
+					continue;
+				F->has_lps[j] = true;
+				F->lps[j] = datumCopy(seq, F->seqbyval, F->seqlen);
+				F->lpv[j] = datumCopy(e->tts_values[a], TupleDescAttr(ev->desc, a)->attbyval,
+									  TupleDescAttr(ev->desc, a)->attlen);
+			}
+		}
+		else
+		{
+			ExecCopySlot(F->latest, e);
+			*bd = datumCopy(seq, F->seqbyval, F->seqlen);
+			*has_bd = true;
+		}
+	}
+	if (!TTS_EMPTY(F->winner))
+		slot_getallattrs(F->winner);
+	if (!TTS_EMPTY(F->latest))
+		slot_getallattrs(F->latest);
+}
+
+static void
+get_row_id(TupleTableSlot *slot, int att, BatchRowId *id)
+{
+	id->tid = *(ItemPointer) DatumGetPointer(slot->tts_values[att]);
+	id->rel = DatumGetObjectId(slot->tts_values[att + 1]);
+}
+
+/* Whether the written values differ from the target row's (in binary). */
+static bool
+row_changed(Scd1Fold *F, Datum *t, bool *tnull)
+{
+	for (int j = 0; j < F->nwritten; j++)
+	{
+		int16		len;
+		bool		byval;
+
+		if (F->wnulls[j] || tnull[j])
+		{
+			if (F->wnulls[j] != tnull[j])
+				return true;
+			continue;
+		}
+		get_typlenbyval(F->types[j], &len, &byval);
+		if (!datum_image_eq(F->wvals[j], t[j], byval, len))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Folds key id: its state and target row "st" (a row of the state
+ * statement) with its events, and writes what changed.
+ */
+static void
+fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
+{
+	Datum	   *S = st->tts_values;
+	bool	   *SN = st->tts_isnull;
+	Datum	   *t = &S[F->att_row + BATCH_ROW_ID_ATTS];
+	bool	   *tnull = &SN[F->att_row + BATCH_ROW_ID_ATTS];
+	bool		has_state = !SN[ST_ROW];
+	bool		has_row = !SN[F->att_row];
+	bool		has_bu,
+				has_bd,
+				has_ups,
+				has_del,
+				u_wins,
+				live,
+				same_del,
+				changed;
+	Datum		bu = (Datum) 0,
+				bd = (Datum) 0,
+				n_ups = (Datum) 0,
+				n_del = (Datum) 0;
+	Datum	   *keys;
+	BatchRowId	row;
+
+	read_key_events(F, id, st, &has_bd, &bd);
+	has_bu = !TTS_EMPTY(F->winner);
+	if (has_bu)
+		bu = F->winner->tts_values[F->ev->seq_att];
+	/* the key as its latest upsert spells it, else its latest delete (numeric 1.0 = 1.00) */
+	keys = has_bu ? F->winner->tts_values : F->latest->tts_values;
+
+	has_ups = later_seq(F, has_bu, bu, !SN[ST_UPS], S[ST_UPS], &n_ups);
+	has_del = later_seq(F, has_bd, bd, !SN[ST_DEL], S[ST_DEL], &n_del);
+	u_wins = has_bu && (SN[ST_UPS] || seq_cmp(F, bu, S[ST_UPS]) > 0);
+	live = survives(F, has_ups, n_ups, has_del, n_del);
+
+	for (int j = 0; j < F->nplain; j++)
+	{
+		F->wvals[j] = u_wins ? F->winner->tts_values[F->evatt[j]] : t[j];
+		F->wnulls[j] = u_wins ? F->winner->tts_isnull[F->evatt[j]] : tnull[j];
+	}
+	changed = false;
+	for (int j = F->nplain; j < F->nwritten; j++)
+	{
+		int			k = j - F->nplain;
+		bool		has_old = !SN[ST_TRACKED + k];
+		Datum		old = S[ST_TRACKED + k];
+		bool		has_ss = false,
+					has_ps,
+					svnull = false;
+		Datum		ss = (Datum) 0,
+					sv = (Datum) 0,
+					ps = (Datum) 0,
+					pv = t[j];
+		bool		pvnull = tnull[j];
+
+		if (F->setter[j] == SET_ALWAYS && has_bu)
+		{
+			has_ss = true;
+			ss = bu;
+			sv = F->winner->tts_values[F->evatt[j]];
+			svnull = F->winner->tts_isnull[F->evatt[j]];
+		}
+		else if (F->setter[j] == SET_NOT_NULL && F->has_lps[j])
+		{
+			has_ss = true;
+			ss = F->lps[j];
+			sv = F->lpv[j];
+		}
+		has_ps = later_seq(F, has_ss, ss, has_old, old, &ps);
+		if (has_ss && (!has_old || seq_cmp(F, ss, old) > 0))
+		{
+			pv = sv;
+			pvnull = svnull;
+		}
+		/* the column's value and its sequence, unless a delete or truncate came after */
+		if (survives(F, has_ps, ps, has_del, n_del))
+		{
+			F->svals[SCD1_STATE_FIXED + k] = ps;
+			F->snulls[SCD1_STATE_FIXED + k] = false;
+			F->wvals[j] = pv;
+			F->wnulls[j] = pvnull;
+		}
+		else
+		{
+			F->snulls[SCD1_STATE_FIXED + k] = true;
+			F->wnulls[j] = true;
+		}
+		if (!same_seq(F, !F->snulls[SCD1_STATE_FIXED + k], F->svals[SCD1_STATE_FIXED + k], has_old, old))
+			changed = true;
+	}
+
+	/* the target row */
+	if (has_row)
+		get_row_id(st, F->att_row, &row);
+	if (has_row && !live)
+		scd1_write_delete(&F->w, &row, keys);
+	else if (has_row && live && row_changed(F, t, tnull))
+		scd1_write_update(&F->w, &row, keys, F->wvals, F->wnulls);
+	else if (!has_row && live && u_wins)
+		scd1_write_insert(&F->w, id, keys, F->wvals, F->wnulls);
+
+	/* the state, where it changed; a key stays dead since the same delete */
+	same_del = same_seq(F, has_del, n_del, !SN[ST_DEL], S[ST_DEL]);
+	if (!has_state || live == !SN[ST_DEAD_AT] || !same_del || changed ||
+		!same_seq(F, has_ups, n_ups, !SN[ST_UPS], S[ST_UPS]))
+	{
+		F->svals[0] = n_ups;
+		F->snulls[0] = !has_ups;
+		F->svals[1] = n_del;
+		F->snulls[1] = !has_del;
+		F->svals[2] = live ? (Datum) 0 : !SN[ST_DEAD_AT] && same_del ? S[ST_DEAD_AT] : F->now;
+		F->snulls[2] = live;
+		if (has_state)
+			get_row_id(st, ST_ROW, &row);
+		scd1_write_state(&F->w, has_state ? &row : NULL, id, keys, F->svals, F->snulls);
+	}
+}
+
+static bool
+scd1_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	Scd1Fold   *F = (Scd1Fold *) self;
+	MemoryContext old;
+	uint32		id;
+
+	slot_getallattrs(slot);
+	id = (uint32) DatumGetInt32(slot->tts_values[ST_ID]);
+	if (id != F->next_key++)
+		elog(ERROR, "autocdc: flow \"%s\": key %u read out of order", F->f->name, id);
+	old = MemoryContextSwitchTo(F->keycxt);
+	fold_key(F, id, slot);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(F->keycxt);
+	return true;
+}
+
+static void
+scd1_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+scd1_noop(DestReceiver *self)
+{
+}
+
+/* Each key's state and target row, in the order of the keys' numbers. */
+static char *
+state_statement(Scd1Fold *F)
+{
+	FlowDef    *f = F->f;
+	StringInfoData sql;
+	ListCell   *lc;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT k.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq, "
+						   "st.__autocdc_deleted_at, st.ctid, st.tableoid");
+	for_each_from(lc, F->w.written, F->nplain)
+		appendStringInfo(&sql, ", st.%s", quote_identifier(lfirst(lc)));
+	appendStringInfoString(&sql, ", t.ctid, t.tableoid");
+	foreach(lc, F->w.written)
+		appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
+	appendStringInfo(&sql, " FROM %s k LEFT JOIN %s st ON ", EVENTS_KEYS_RELATION,
+					 rel_qualified_name(f->state));
+	append_keys_match(&sql, f, "k", "st");
+	appendStringInfo(&sql, " LEFT JOIN %s t ON ", rel_qualified_name(f->target));
+	append_keys_match(&sql, f, "k", "t");
+	appendStringInfoString(&sql, " ORDER BY k.__autocdc_id");
+	return sql.data;
+}
+
+static void
+fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *p)
+{
+	List	   *plain = NIL;
+	List	   *written;
+	ListCell   *lc;
+	int			nw;
+
+	memset(F, 0, sizeof(*F));
+	F->pub.receiveSlot = scd1_receive;
+	F->pub.rStartup = scd1_startup;
+	F->pub.rShutdown = scd1_noop;
+	F->pub.rDestroy = scd1_noop;
+	F->pub.mydest = DestNone;
+	F->f = f;
+	F->ev = ev;
+	F->counts = counts;
+	foreach(lc, f->columns)
+		if (!list_has_string(f->state_partial, lfirst(lc)))
+			plain = lappend(plain, lfirst(lc));
+	F->nplain = list_length(plain);
+	F->ntracked = list_length(f->state_partial);
+	written = list_concat(plain, f->state_partial);
+	nw = F->nwritten = list_length(written);
+	scd1_writes_begin(&F->w, f, ev, written, F->ntracked);
+	F->att_row = ST_TRACKED + F->ntracked;
+
+	F->evatt = palloc(sizeof(int) * Max(nw, 1));
+	F->setter = palloc(sizeof(Setter) * Max(nw, 1));
+	F->eq = palloc0(sizeof(FmgrInfo) * Max(nw, 1));
+	F->coll = palloc(sizeof(Oid) * Max(nw, 1));
+	F->types = palloc(sizeof(Oid) * Max(nw, 1));
+	foreach(lc, written)
+	{
+		int			j = foreach_current_index(lc);
+		int			k = list_index_of_string(f->columns, lfirst(lc));
+		AttrNumber	att = get_attnum(f->target, lfirst(lc));
+		TypeCacheEntry *tc;
+		int32		typmod;
+
+		F->evatt[j] = k < 0 ? -1 : ev->first_col + k;
+		F->setter[j] = k < 0 ? SET_NEVER :
+			list_has_string(f->ignore_null, lfirst(lc)) ? SET_NOT_NULL : SET_ALWAYS;
+		get_atttypetypmodcoll(f->target, att, &F->types[j], &typmod, &F->coll[j]);
+		tc = lookup_type_cache(F->types[j], TYPECACHE_EQ_OPR_FINFO);
+		if (OidIsValid(tc->eq_opr))
+			fmgr_info_copy(&F->eq[j], &tc->eq_opr_finfo, CurrentMemoryContext);
+	}
+	F->has_lps = palloc0(sizeof(bool) * Max(nw, 1));
+	F->lps = palloc(sizeof(Datum) * Max(nw, 1));
+	F->lpv = palloc(sizeof(Datum) * Max(nw, 1));
+	F->wvals = palloc(sizeof(Datum) * Max(nw, 1));
+	F->wnulls = palloc(sizeof(bool) * Max(nw, 1));
+	F->svals = palloc0(sizeof(Datum) * (SCD1_STATE_FIXED + F->ntracked));
+	F->snulls = palloc0(sizeof(bool) * (SCD1_STATE_FIXED + F->ntracked));
+	get_typlenbyval(TupleDescAttr(ev->desc, ev->seq_att)->atttypid, &F->seqlen, &F->seqbyval);
+	F->now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	F->keycxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc key", ALLOCSET_SMALL_SIZES);
+	F->winner = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	F->latest = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+
+	/* the mark before the run, then after this batch's truncates */
+	if (p->truncate_seq != NULL)
+	{
+		Oid			in,
+					ioparam;
+
+		getTypeInputInfo(f->seq_type, &in, &ioparam);
+		F->mark = OidInputFunctionCall(in, p->truncate_seq, ioparam, -1);
+		F->has_mark = true;
+	}
+	F->has_nt = later_seq(F, ev->has_truncate, ev->truncate_seq, F->has_mark, F->mark, &F->nt);
+}
+
+/*
+ * Applies the flow's new events to its SCD 1 target.  Runs as the flow's
+ * owner; the caller provides the transaction boundaries.  Returns the
+ * target's truncate mark after the run (NULL if there is none).
+ */
+char *
+scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+{
+	StringInfoData events;
+	Events	   *ev;
+	Scd1Fold	F;
+	SPIExecuteOptions opts;
+	char	   *new_t = p->truncate_seq;
+	bool		truncated;
+	int			rc;
+
+	/* reading the events checks that the flow's columns still exist */
+	initStringInfo(&events);
+	read_append_events(&events, f, p);
+	ev = events_read(f, p, events.data, true);
+	fold_setup(&F, f, ev, counts, p);
+	counts->read = ev->nread;
+	counts->skipped = 0;
+	truncated = ev->has_truncate && (!F.has_mark || seq_cmp(&F, ev->truncate_seq, F.mark) > 0);
+
+	memset(&opts, 0, sizeof(opts));
+	opts.read_only = false;
+	opts.dest = (DestReceiver *) &F;
+	rc = SPI_execute_extended(state_statement(&F), &opts);
+	if (rc < 0)
+		elog(ERROR, "autocdc: SPI failed (%s) reading the state of flow \"%s\"",
+			 SPI_result_code_string(rc), f->name);
+	if (F.next_key != ev->nkeysets || events_next(ev) != NULL)
+		elog(ERROR, "autocdc: flow \"%s\" folded %u of %u keys", f->name, F.next_key, ev->nkeysets);
+	scd1_writes_finish(&F.w, counts);
+	if (truncated)
+		new_t = value_canonical(F.nt, f->seq_type);
+	events_end(ev);
+
+	if (truncated)
+		counts->deleted += scd1_write_truncate(f, new_t);
+	scd1_purge_tombstones(f);
+	return new_t;
+}
