@@ -10,6 +10,9 @@ DATA       = $(wildcard sql/$(EXTENSION)--*.sql)
 DOCS       = README.md
 
 PG_CPPFLAGS = -Wall -Werror -Wno-missing-field-initializers
+# Export only what PostgreSQL looks up by name (src/autocdc.h says which;
+# scripts/check-exports.sh checks the built library).
+PG_CFLAGS   = -fvisibility=hidden
 # The catalog version the C code is written for: the newest script's.
 PG_CPPFLAGS += -DAUTOCDC_CATALOG_VERSION='"$(EXTVERSION)"'
 
@@ -38,7 +41,7 @@ $(OBJS): $(wildcard src/*.h)
 
 PROPERTY_SEEDS ?= 1100
 
-.PHONY: deps demo test soak valgrind bench
+.PHONY: deps demo test check-exports soak valgrind bench
 
 deps:
 	@sh scripts/ensure-deps.sh
@@ -53,6 +56,10 @@ demo: deps
 test: deps
 	$(MAKE) install
 	sh scripts/in-cluster.sh sh scripts/run-tests.sh $(PROPERTY_SEEDS)
+
+# Only what PostgreSQL looks up by name is exported (also part of make test).
+check-exports: all
+	sh scripts/check-exports.sh $(MODULE_big)$(DLSUFFIX)
 
 soak: deps
 	$(MAKE) install

@@ -1,9 +1,12 @@
 #!/bin/sh
-# Runs inside scripts/in-cluster.sh: pg_regress and isolation tests
-# (make installcheck), then the property test.  Exits non-zero on any failure.
+# Runs inside scripts/in-cluster.sh: the library's exported symbols
+# (scripts/check-exports.sh), pg_regress and isolation tests (make
+# installcheck), then the property test.  Exits non-zero on any failure.
 set -u
 seeds=${1:-1100}
 status=0
+
+if ! sh scripts/check-exports.sh autocdc.so; then status=1; fi
 
 if ! make -s installcheck; then
     status=1

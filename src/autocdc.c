@@ -27,7 +27,7 @@ bool		autocdc_preloaded = false;
 bool		autocdc_log_empty_runs = false;
 int			autocdc_event_log_retention_s = 7 * 24 * 3600;
 
-void		_PG_init(void);
+extern PGDLLEXPORT void _PG_init(void);
 
 PG_FUNCTION_INFO_V1(autocdc_settings);
 /* 0 would let no role run anything: -1 is the automatic bound. */

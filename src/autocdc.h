@@ -8,8 +8,34 @@
 #define AUTOCDC_H
 
 #include "postgres.h"
+#include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+
+/*
+ * The library is built with -fvisibility=hidden: only what PostgreSQL finds
+ * by name is exported (the magic block, _PG_init, each SQL-callable function
+ * and its pg_finfo_ record, the background worker entry points; declare those
+ * PGDLLEXPORT).  PostgreSQL 16's headers make PGDLLEXPORT the default
+ * visibility and PG_FUNCTION_INFO_V1 export the function itself; PostgreSQL
+ * 15's leave PGDLLEXPORT empty outside Windows, so we do both here, before
+ * any PG_MODULE_MAGIC or PG_FUNCTION_INFO_V1 is expanded.
+ */
+#if PG_VERSION_NUM < 160000 && defined(__GNUC__) && !defined(WIN32)
+#undef PGDLLEXPORT
+#define PGDLLEXPORT __attribute__((visibility("default")))
+
+#undef PG_FUNCTION_INFO_V1
+#define PG_FUNCTION_INFO_V1(funcname) \
+	extern PGDLLEXPORT Datum funcname(PG_FUNCTION_ARGS); \
+	extern PGDLLEXPORT const Pg_finfo_record *CppConcat(pg_finfo_, funcname)(void); \
+	const Pg_finfo_record *CppConcat(pg_finfo_, funcname)(void) \
+	{ \
+		static const Pg_finfo_record finfo = {1}; \
+		return &finfo; \
+	} \
+	extern int	no_such_variable
+#endif
 
 /* Hidden column a table gets when it becomes a source (DESIGN §4). */
 #define AUTOCDC_XID_COLUMN		"__autocdc_xid"

@@ -74,6 +74,31 @@ catalog_check_version(void)
 				 errhint("Run ALTER EXTENSION autocdc UPDATE.")));
 }
 
+/* The names autocdc.flow.kind and autocdc.target.kind hold, by FlowKind. */
+static const char *const flow_kind_names[] = {
+	[FLOW_AUTO_CDC] = "auto_cdc",
+	[FLOW_SNAPSHOT] = "snapshot",
+	[FLOW_APPEND] = "append",
+};
+
+/* The kind a catalog row names (its CHECK constraint allows no other). */
+FlowKind
+catalog_flow_kind(const char *name)
+{
+	for (int k = 0; k < (int) lengthof(flow_kind_names); k++)
+		if (strcmp(name, flow_kind_names[k]) == 0)
+			return (FlowKind) k;
+	elog(ERROR, "unknown flow kind \"%s\" in autocdc's catalog", name);
+	pg_unreachable();
+}
+
+const char *
+catalog_flow_kind_name(FlowKind kind)
+{
+	Assert((int) kind >= 0 && (int) kind < (int) lengthof(flow_kind_names));
+	return flow_kind_names[kind];
+}
+
 /*
  * Flows of one pipeline (or of every pipeline when NULL), optionally only
  * the named ones, ordered by name.  Checkpoints are not loaded here: they
@@ -135,7 +160,7 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		f->state = oid_col(i, 15);
 		f->seq_type = oid_col(i, 16);
 		f->track_columns = array_col(i, 17);
-		f->kind = spi_value(i, 18);
+		f->kind = catalog_flow_kind(spi_value(i, 18));
 		f->source_function = spi_value(i, 19);
 		f->expression_objects = array_col(i, 20);
 		f->expression_objects_unset = spi_value(i, 20) == NULL;
@@ -338,7 +363,7 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	values[2] = CStringGetTextDatum(flow->name);
 	values[3] = ObjectIdGetDatum(flow->target);
 	values[4] = CStringGetTextDatum(flow->incremental && !flow->once ? "incremental" : "full");
-	values[14] = CStringGetTextDatum(flow->kind);
+	values[14] = CStringGetTextDatum(catalog_flow_kind_name(flow->kind));
 	values[5] = BoolGetDatum(full_refresh);
 	values[6] = Int64GetDatum(counts->read);
 	values[7] = Int64GetDatum(counts->upserted);

@@ -236,7 +236,7 @@ acdc_check_run_collations(FlowDef *f)
 	char	   *seq_origin = "the sequence";
 	ListCell   *lc;
 
-	if (strcmp(f->kind, "append") == 0 || !OidIsValid(f->state))
+	if (f->kind == FLOW_APPEND || !OidIsValid(f->state))
 		return;
 	memset(&m, 0, sizeof(m));
 	initStringInfo(&m.detail);
@@ -283,7 +283,7 @@ acdc_check_run_collations(FlowDef *f)
 		char	   *origin = psprintf("the target's key \"%s\"", (char *) lfirst(lc));
 
 		check_column(&m, f->state, lfirst(lc), key, origin);
-		if (strcmp(f->kind, "auto_cdc") == 0)
+		if (f->kind == FLOW_AUTO_CDC)
 			check_column(&m, f->source, lfirst(lc), key, origin);
 	}
 	if (m.n > 0)

@@ -55,7 +55,7 @@ typedef struct FlowSpec
 	Oid			target;
 	bool		target_created; /* by this flow */
 	List	   *track_columns;	/* SCD 2: tracked columns, NIL for all */
-	const char *kind;			/* "auto_cdc", "snapshot" or "append" */
+	FlowKind	kind;
 	Oid			columns_rel;	/* where source_columns came from */
 	Oid			source_function;	/* snapshot flows fed by a function */
 	Datum		tombstone_retention;	/* interval, when retention_given */

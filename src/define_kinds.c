@@ -86,7 +86,7 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "keys");
 	memset(&spec, 0, sizeof(spec));
-	spec.kind = "snapshot";
+	spec.kind = FLOW_SNAPSHOT;
 	spec.target_name = define_text_arg(fcinfo, 0);
 	spec.keys = text_array_to_list(PG_GETARG_DATUM(1));
 	spec.source = PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2);
@@ -172,7 +172,7 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 	define_require_arg(fcinfo, 0, "target");
 	define_require_arg(fcinfo, 1, "source");
 	memset(&spec, 0, sizeof(spec));
-	spec.kind = "append";
+	spec.kind = FLOW_APPEND;
 	spec.target_name = define_text_arg(fcinfo, 0);
 	spec.source = PG_GETARG_OID(1);
 	spec.name = PG_ARGISNULL(2) ? spec.target_name : define_text_arg(fcinfo, 2);

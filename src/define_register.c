@@ -372,11 +372,11 @@ ensure_pipeline(FlowSpec *spec)
 }
 
 /*
- * How a target is registered: its kind ("auto_cdc" or "append") and SCD
- * type, or NULL when no flow feeds it.
+ * How a target is registered: its kind (FLOW_AUTO_CDC or FLOW_APPEND), SCD
+ * type and keys; false when no flow feeds it.
  */
-static char *
-registered_kind(Oid relid, int *scd, List **keys)
+static bool
+registered_kind(Oid relid, FlowKind *kind, int *scd, List **keys)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
@@ -387,11 +387,12 @@ registered_kind(Oid relid, int *scd, List **keys)
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
-		return NULL;
+		return false;
+	*kind = catalog_flow_kind(spi_value(0, 1));
 	*scd = (int) spi_int64(0, 2);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
 	*keys = isnull ? NIL : text_array_to_list(d);
-	return spi_value(0, 1);
+	return true;
 }
 
 /* Flows into one target use its keys, in order. */
@@ -433,7 +434,7 @@ check_snapshot_mix(FlowSpec *spec, Oid target)
 	int64		snapshots,
 				cdc;
 	bool		cdc_partial;
-	bool		snapshot = strcmp(spec->kind, "snapshot") == 0;
+	bool		snapshot = spec->kind == FLOW_SNAPSHOT;
 	char	   *tname = get_rel_name(target);
 
 	catalog_exec("SELECT pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'snapshot'), "
@@ -511,7 +512,7 @@ insert_flow_row(FlowSpec *spec)
 	vals[11] = BoolGetDatum(spec->once);
 	vals[12] = CStringGetTextDatum(spec->incremental ? "incremental" : "full");
 	vals[13] = CStringGetTextDatum(spec->options_json);
-	vals[14] = CStringGetTextDatum(spec->kind);
+	vals[14] = CStringGetTextDatum(catalog_flow_kind_name(spec->kind));
 	SET_TEXT(15, fn);
 #undef SET_TEXT
 	vals[16] = list_to_text_array(acdc_expression_objects(GetUserId(), spec->source,
@@ -558,7 +559,7 @@ check_sequence_types(FlowSpec *spec)
 
 	if (spec->seq_type != RECORDOID)
 		define_require_trusted_type(spec->seq_type, runner,
-									strcmp(spec->kind, "snapshot") == 0 ?
+									spec->kind == FLOW_SNAPSHOT ?
 									"the snapshot version" : "sequence_by");
 	foreach(lc, spec->seq_row_types)
 		define_require_trusted_type(lfirst_oid(lc), runner, "a field of sequence_by");
@@ -572,8 +573,8 @@ define_create_flow(FlowSpec *spec)
 	Oid			existing;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(spec->name)};
-	bool		append = strcmp(spec->kind, "append") == 0;
-	bool		snapshot = strcmp(spec->kind, "snapshot") == 0;
+	bool		append = spec->kind == FLOW_APPEND;
+	bool		snapshot = spec->kind == FLOW_SNAPSHOT;
 
 	autocdc_refuse_within_flow("creating a flow");
 	catalog_check_version();
@@ -606,30 +607,31 @@ define_create_flow(FlowSpec *spec)
 	{
 		int			scd = 0;
 		List	   *keys = NIL;
-		char	   *kind;
+		FlowKind	kind;
+		bool		registered;
 
 		/* nothing about another role's target is told before this */
 		define_refuse_temporary(existing, "target");
 		define_require_owner(existing);
-		kind = registered_kind(existing, &scd, &keys);
+		registered = registered_kind(existing, &kind, &scd, &keys);
 
-		if (kind && (strcmp(kind, "append") == 0) != append)
+		if (registered && (kind == FLOW_APPEND) != append)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg(append ? "an append flow cannot write to \"%s\", the target of AUTO CDC flows"
 							: "an AUTO CDC flow cannot write to \"%s\", the target of append flows",
 							get_rel_name(existing)),
 					 errdetail("An AUTO CDC target holds what its flows fold; rows appended beside them would not be part of it.")));
-		if (kind && !append && scd != spec->scd_type)
+		if (registered && !append && scd != spec->scd_type)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("flow \"%s\" must store SCD type %d like the other flows into \"%s\"",
 							spec->name, scd, get_rel_name(existing)),
 					 errdetail("Flows into one target agree on keys, SCD type and sequence type.")));
-		if (kind && !append)
+		if (registered && !append)
 			check_same_keys(spec, keys, existing);
 		define_check_existing_target(spec, existing);
-		if (kind && !append)
+		if (registered && !append)
 			check_snapshot_mix(spec, existing);
 		spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 						  rel_qualified_name(existing)), 0, NULL, NULL, NULL, false);

@@ -52,7 +52,7 @@ define_refuse_start_now(FlowSpec *spec)
 {
 	if (!spec->start_now)
 		return;
-	if (strcmp(spec->kind, "snapshot") == 0)
+	if (spec->kind == FLOW_SNAPSHOT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("start_from => 'now' does not apply to snapshot flows"),
@@ -148,7 +148,7 @@ define_start_now(FlowSpec *spec)
 	char	   *own_xid;
 	CommandId	cid;
 
-	if (strcmp(spec->kind, "auto_cdc") == 0 && spec->scd_type == 2)
+	if (spec->kind == FLOW_AUTO_CDC && spec->scd_type == 2)
 		seed_event_store(spec);
 
 	/* rows without a stamp (a partition attached) are in the source now too */

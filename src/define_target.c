@@ -416,7 +416,7 @@ static void check_scd_target(FlowSpec *spec, Oid relid);
 void
 define_check_existing_target(FlowSpec *spec, Oid relid)
 {
-	if (strcmp(spec->kind, "append") == 0)
+	if (spec->kind == FLOW_APPEND)
 	{
 		char		relkind = get_rel_relkind(relid);
 

@@ -9,10 +9,18 @@
 
 #include "autocdc.h"
 
+/* What a flow does; autocdc.flow.kind and autocdc.target.kind name it. */
+typedef enum FlowKind
+{
+	FLOW_AUTO_CDC,				/* 'auto_cdc': folds change events */
+	FLOW_SNAPSHOT,				/* 'snapshot': compares snapshots */
+	FLOW_APPEND					/* 'append': inserts source rows */
+} FlowKind;
+
 typedef struct FlowDef
 {
 	char	   *name;
-	char	   *kind;			/* "auto_cdc", "snapshot" or "append" */
+	FlowKind	kind;
 	char	   *pipeline;
 	Oid			owner;			/* who created it */
 	Oid			run_as;			/* the target's owner, set when it runs */
@@ -61,6 +69,8 @@ typedef struct FlowCounts
 } FlowCounts;
 
 extern void catalog_check_version(void);
+extern FlowKind catalog_flow_kind(const char *name);
+extern const char *catalog_flow_kind_name(FlowKind kind);
 extern List *catalog_load_flows(const char *pipeline, List *flow_names);
 extern void catalog_lock_checkpoint(FlowDef *flow);
 extern void catalog_load_target_state(FlowDef *flow);

@@ -239,7 +239,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	define_require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
 
 	memset(&spec, 0, sizeof(spec));
-	spec.kind = "auto_cdc";
+	spec.kind = FLOW_AUTO_CDC;
 	spec.target_name = define_text_arg(fcinfo, ARG_TARGET);
 	spec.source = PG_GETARG_OID(ARG_SOURCE);
 	spec.keys = define_list_arg(fcinfo, ARG_KEYS);

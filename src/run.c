@@ -346,7 +346,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 			refuse_foreign_checkpoint(f);
 	}
 
-	if (strcmp(f->kind, "append") != 0 && get_rel_name(f->state) == NULL)
+	if (f->kind != FLOW_APPEND && get_rel_name(f->state) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the auxiliary state of target \"%s\" was dropped", get_rel_name(f->target)),
@@ -355,7 +355,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	flow_become(&sw, f);
 	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
-	if (!refresh && strcmp(f->kind, "append") != 0)
+	if (!refresh && f->kind != FLOW_APPEND)
 		check_target_not_emptied(f);
 	autocdc_unbecome(&sw);
 	catalog_load_target_state(f);
@@ -382,17 +382,22 @@ run_flow_inner(FlowResult *r, bool refresh)
 
 	acdc_check_run_collations(f);
 	new_t = NULL;
-	if (strcmp(f->kind, "append") == 0)
-		append_apply(f, &p, &r->counts);
-	else if (strcmp(f->kind, "snapshot") == 0)
+	switch (f->kind)
 	{
-		version = snapshot_apply(f, refresh, &r->counts);
-		new_t = f->truncate_seq;
+		case FLOW_APPEND:
+			append_apply(f, &p, &r->counts);
+			break;
+		case FLOW_SNAPSHOT:
+			version = snapshot_apply(f, refresh, &r->counts);
+			new_t = f->truncate_seq;
+			break;
+		case FLOW_AUTO_CDC:
+			if (f->scd_type == 2)
+				scd2_apply(f, &p, &r->counts);
+			else
+				new_t = scd1_apply(f, &p, &r->counts);
+			break;
 	}
-	else if (f->scd_type == 2)
-		scd2_apply(f, &p, &r->counts);
-	else
-		new_t = scd1_apply(f, &p, &r->counts);
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	autocdc_unbecome(&sw);
 
@@ -766,7 +771,7 @@ run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
 						  r->error, (double) dur->time / USECS_PER_SEC);
 		values[0] = CStringGetTextDatum(r->flow->name);
 		values[1] = ObjectIdGetDatum(r->flow->target);
-		values[2] = CStringGetTextDatum(r->flow->kind);
+		values[2] = CStringGetTextDatum(catalog_flow_kind_name(r->flow->kind));
 		values[3] = Int64GetDatum(r->counts.read);
 		values[4] = Int64GetDatum(r->counts.upserted);
 		values[5] = Int64GetDatum(r->counts.deleted);
