@@ -11,7 +11,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 
-/* Hidden column a table gets when it becomes a source (DESIGN §4). */
+/* Hidden column a table gets when it becomes a source (doc/design.md §4.1). */
 #define AUTOCDC_XID_COLUMN		"__autocdc_xid"
 /*
  * The stamp of rows a table already held when it became a source: older
