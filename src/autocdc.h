@@ -37,7 +37,7 @@
 	extern int	no_such_variable
 #endif
 
-/* Hidden column a table gets when it becomes a source (DESIGN §4). */
+/* Hidden column a table gets when it becomes a source (doc/design.md §4.1). */
 #define AUTOCDC_XID_COLUMN		"__autocdc_xid"
 /*
  * The stamp of rows a table already held when it became a source: older

@@ -228,8 +228,8 @@ refuse_aux_of_former_owner(FlowSpec *spec, Oid state, Oid composite)
 
 /*
  * Registers the target and its state, or, when other flows already feed
- * it, checks that this one agrees with them (DESIGN §3: several AUTO CDC
- * flows into one target).
+ * it, checks that this one agrees with them (doc/design.md §2.9: several AUTO
+ * CDC flows into one target).
  */
 static void
 register_target(FlowSpec *spec, Oid owner)
@@ -422,9 +422,10 @@ check_same_keys(FlowSpec *spec, List *keys, Oid target)
 }
 
 /*
- * Snapshot and AUTO CDC flows share one target only as DESIGN §3 allows:
- * SCD 1, one snapshot flow, no ignore-null options on the CDC flows (keys
- * and sequence type are checked with every flow, in register_target).
+ * Snapshot and AUTO CDC flows share one target only as doc/design.md
+ * §2.8 allows: SCD 1, one snapshot flow, no ignore-null options on the CDC
+ * flows (keys and sequence type are checked with every flow, in
+ * register_target).
  */
 static void
 check_snapshot_mix(FlowSpec *spec, Oid target)

@@ -518,9 +518,10 @@ leads_with_attnum(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 /*
  * Gives a table source the hidden column that records the inserting
  * transaction, its default, its index and the trigger that stamps it
- * (DESIGN §4), whichever are missing (CREATE TABLE ... (LIKE source) copies
- * the column alone).  Rows already there keep NULL: the first run reads them.  Only
- * the table's owner may do this.
+ * (doc/design.md §4.1), whichever are missing (CREATE TABLE ... (LIKE source)
+ * copies the column alone).  Rows already there get the stamp '1' with the
+ * new column: the first run reads them, no later one.  Only the table's owner
+ * may do this.
  */
 void
 define_prepare_source(FlowSpec *spec)

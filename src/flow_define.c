@@ -57,7 +57,7 @@ define_drop_history_columns(FlowSpec *spec)
 }
 PG_FUNCTION_INFO_V1(autocdc_drop_flow);
 
-/* Names a target may not carry as ordinary columns (DESIGN §1). */
+/* Names a target may not carry as ordinary columns (doc/design.md §1.4). */
 static const char *const reserved_columns[] = {
 	"__start_at", "__end_at", "__system_start_at", "__system_end_at", NULL
 };

@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  * snapshot.c
- *	  AUTO CDC from snapshot (DESIGN §3, Snapshots): a snapshot with version
+ *	  AUTO CDC from snapshot (doc/design.md §2.7): a snapshot with version
  *	  v is the full state of the source at v, applied as events at sequence
  *	  v through the same folds as change rows.
  *
  *	  SCD 1: an upsert for every key it holds, and a truncate at v — every
  *	  key whose last event is older than v goes, an upsert at v survives.
- *	  That is also the one ordering domain DESIGN asks for when CDC flows
- *	  share the target: a newer CDC event outlives the snapshot, an older
- *	  one, even one arriving later, does not.
+ *	  That is also the one ordering domain of doc/design.md §2.8 when CDC
+ *	  flows share the target: a newer CDC event outlives the snapshot, an
+ *	  older one, even one arriving later, does not.
  *	  SCD 2: an upsert for every key it holds and a delete at v for every
  *	  open key it lacks (snapshot flows alone feed an SCD 2 target, in
  *	  version order, so the open versions are the state before v).

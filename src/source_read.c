@@ -124,7 +124,7 @@ read_require_xid_column(FlowDef *flow)
 
 /*
  * Appends " FROM source AS __autocdc_src WHERE <the rows this run reads>"
- * (DESIGN §4; see the header comment).
+ * (doc/design.md §4.2; see the header comment).
  */
 void
 read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)

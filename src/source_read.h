@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  * source_read.h
- *	  Reading new source rows as events (DESIGN §4): the SQL that selects
- *	  the rows a run must read, and the parameters it is run with.
+ *	  Reading new source rows as events (doc/design.md §4): the SQL that
+ *	  selects the rows a run must read, and the parameters it is run with.
  *-------------------------------------------------------------------------
  */
 #ifndef AUTOCDC_SOURCE_READ_H

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  * validate.c
- *	  Bad input (DESIGN §3): the checks every fold runs on a run's events
- *	  before applying any, and the error that names flow, key and sequence.
- *	  Also the SQL helpers the folds share.
+ *	  Bad input (doc/design.md §2.11): the checks every fold runs on a
+ *	  run's events before applying any, and the error that names flow, key
+ *	  and sequence.  Also the SQL helpers the folds share.
  *-------------------------------------------------------------------------
  */
 #include "validate.h"

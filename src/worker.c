@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * worker.c
- *	  Scheduled runs (DESIGN §6): the launcher and the per-database
+ *	  Scheduled runs (doc/design.md §6.3): the launcher and the per-database
  *	  schedulers.
  *
  * The launcher (a static background worker connected to no database, so it
