@@ -1,20 +1,25 @@
 /*-------------------------------------------------------------------------
  * scd2_write.c
- *	  The SCD type 2 C fold's second half (see scd2_batch.c): each touched
- *	  key's events folded into versions, compared with the stored versions
- *	  by start, and what changed written: new events into the store,
- *	  versions deleted, their ends moved in place, or inserted.
+ *	  The writes of the SCD type 2 fold: the new events into the store, and
+ *	  the new versions compared with the stored ones by start: a version
+ *	  whose end alone moved is updated in place, others are deleted and
+ *	  inserted, through ephemeral relations.
  *-------------------------------------------------------------------------
  */
-#include "scd2_batch_int.h"
+#include "scd2_fold.h"
 #include "validate.h"
 
+#include "access/relation.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
 
 static Datum
 inherit_array(Fold2 *F, uint64 mask)
@@ -26,85 +31,6 @@ inherit_array(Fold2 *F, uint64 mask)
 		if (mask & BIT(j))
 			elems[n++] = CStringGetTextDatum(F->names[j]);
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
-/* Folds one key's events (sorted) into versions, appended to out. */
-void
-fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
-{
-	Datum	   *run = palloc0(sizeof(Datum) * Max(F->nvals, 1));	/* latest setter's values */
-	bool	   *run_null = palloc(sizeof(bool) * Max(F->nvals, 1));
-	Datum	   *prev = NULL;	/* previous upsert's values in the group */
-	bool	   *prev_null = NULL;
-	Version    *cur = NULL;
-
-	for (int j = 0; j < F->nvals; j++)
-		run_null[j] = true;
-	for (uint64 i = 0; i < n; i++)
-	{
-		Ev		   *e = &ev[i];
-		Datum	   *vals;
-		bool	   *nulls;
-		bool		starts;
-
-		if (e->kind == 'd')
-		{
-			if (cur)
-			{
-				cur->end = e->seq;
-				cur->open = false;
-				cur = NULL;
-			}
-			for (int j = 0; j < F->nvals; j++)
-				run_null[j] = true;
-			prev = NULL;
-			continue;
-		}
-		vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
-		nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
-		for (int j = 0; j < F->nvals; j++)
-		{
-			bool		sets = e->kind == 'a' || !(e->inherit & BIT(j));
-
-			if ((F->inheriting & BIT(j)) && !sets)
-			{
-				vals[j] = run[j];
-				nulls[j] = run_null[j];
-			}
-			else
-			{
-				vals[j] = e->vals[j];
-				nulls[j] = e->nulls[j];
-			}
-			if ((F->inheriting & BIT(j)) && sets)
-			{
-				run[j] = e->vals[j];
-				run_null[j] = e->nulls[j];
-			}
-		}
-		starts = prev == NULL;
-		for (int j = 0; !starts && j < F->nvals; j++)
-			if ((F->tracked & BIT(j)) &&
-				!vals_equal(F, j, vals[j], nulls[j], prev[j], prev_null[j]))
-				starts = true;
-		if (starts)
-		{
-			if (cur)
-			{
-				cur->end = e->seq;
-				cur->open = false;
-			}
-			cur = &out[(*nout)++];
-			cur->key = e->key;
-			cur->start = e->seq;
-			cur->open = true;
-		}
-		cur->keys = e->keys;
-		cur->vals = vals;
-		cur->nulls = nulls;
-		prev = vals;
-		prev_null = nulls;
-	}
 }
 
 static bool

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
- * scd2_batch_int.h
- *	  What the two halves of the SCD type 2 C fold share: scd2_batch.c reads
- *	  and checks the batch and what is stored, scd2_write.c folds each key
- *	  and writes what changed.
+ * scd2_fold.h
+ *	  What the parts of the SCD type 2 fold share: scd2_fold.c reads a
+ *	  chunk of keys' events and folds each key, scd2_stored.c reads what is
+ *	  stored for them, scd2_write.c writes what changed.
  *-------------------------------------------------------------------------
  */
-#ifndef AUTOCDC_SCD2_BATCH_INT_H
-#define AUTOCDC_SCD2_BATCH_INT_H
+#ifndef AUTOCDC_SCD2_FOLD_H
+#define AUTOCDC_SCD2_FOLD_H
 
 #include "events.h"
 #include "relation.h"
@@ -99,9 +99,16 @@ extern char *value_list(Fold2 *F, const char *alias);
 extern void put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls);
 extern void seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);
 
+/* scd2_stored.c */
+extern uint64 inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same);
+extern void read_keys(Fold2 *F);
+extern void check_stored(Fold2 *F);
+extern uint64 read_modes(Fold2 *F);
+extern void read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp,
+						Version **old, uint64 *nold);
+
 /* scd2_write.c */
-extern void fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout);
 extern void write_all(Fold2 *F, Version *old, uint64 nold, Version *nv,
 					  uint64 nnew, FlowCounts *counts);
 
-#endif							/* AUTOCDC_SCD2_BATCH_INT_H */
+#endif							/* AUTOCDC_SCD2_FOLD_H */

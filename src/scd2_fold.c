@@ -1,0 +1,425 @@
+/*-------------------------------------------------------------------------
+ * scd2_fold.c
+ *	  The SCD type 2 fold (doc/design.md §2.6): a run's events in key order
+ *	  (events.c) folded, chunk of keys by chunk, with what is stored
+ *	  (scd2_stored.c), the versions that changed written (scd2_write.c).
+ *
+ * Every distinct event read is kept in the target's event store.  For each
+ * key the run touches, history is folded again from a point where nothing
+ * before can matter: from its open version when every new event comes
+ * after everything stored, else from the last stored delete before the
+ * earliest new event (nothing crosses a delete).  The fold walks the key's
+ * events in sequence order: a delete ends a group and the version open in
+ * it; in a group an upsert takes the columns it leaves to inherit from the
+ * latest event that set them, and starts a version when a tracked column
+ * changes; a version ends where the next starts or at the delete that ends
+ * its group.
+ *
+ * A chunk holds the events of as many keys as fit in work_mem, with their
+ * stored events and versions; a batch of any size goes chunk by chunk.
+ *-------------------------------------------------------------------------
+ */
+#include "retention.h"
+#include "scd2_fold.h"
+#include "validate.h"
+
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+bool
+vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
+{
+	if (anull || bnull)
+		return anull && bnull;
+	if (!OidIsValid(F->eq[j].fn_oid))	/* no "=": as SQL compares it, as text */
+		return strcmp(value_text(a, false, F->valatt[j]->atttypid),
+					  value_text(b, false, F->valatt[j]->atttypid)) == 0;
+	return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], a, b));
+}
+
+/* The event row in the store's shape (append_normalized in scd2.c). */
+static void
+normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
+{
+	e->keys = palloc(sizeof(Datum) * F->ev->nkeys);
+	for (int i = 0; i < F->ev->nkeys; i++)
+		e->keys[i] = slot->tts_values[i];
+	e->vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
+	e->nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+	e->inherit = 0;
+	for (int j = 0; j < F->nvals; j++)
+	{
+		int			a = F->evatt[j];
+
+		e->nulls[j] = true;
+		e->vals[j] = (Datum) 0;
+		if (e->kind != 'u')
+			continue;
+		if (a >= 0)
+		{
+			e->vals[j] = slot->tts_values[a];
+			e->nulls[j] = slot->tts_isnull[a];
+		}
+		if (a < 0 || ((F->ignore_null & BIT(j)) && e->nulls[j]))
+			e->inherit |= BIT(j);
+	}
+}
+
+int
+version_order(const void *x, const void *y, void *arg)
+{
+	const Version *a = x;
+	const Version *c = y;
+
+	return keyseq_cmp(arg, a->key, a->start, c->key, c->start);
+}
+
+/*
+ * Reads the events of the chunk's keys, from key "first" on, until their
+ * rows pass "bound" bytes: the chunk's distinct events, by key and
+ * sequence (two events at one key and sequence are one, events.c checked
+ * that).  Returns the first key of the next chunk.
+ */
+static uint32
+load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
+{
+	Events	   *ev = F->ev;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	uint64		maxevs = 1024;
+	uint32		maxkeys = 1024;
+	uint32		k;
+
+	F->nkeysets = 0;
+	F->nevs = 0;
+	F->nread = 0;
+	F->evs = palloc(sizeof(Ev) * maxevs);
+	F->keyvals = palloc(sizeof(Datum) * ev->nkeys * maxkeys);
+	for (k = first; k < ev->nkeysets; k++)
+	{
+		uint32		key = F->nkeysets++;
+
+		if (key > 0 && MemoryContextMemAllocated(cxt, true) >= bound)
+		{
+			F->nkeysets--;
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (F->nevs + ev->nevents[k] > maxevs)
+		{
+			maxevs = Max(maxevs * 2, F->nevs + ev->nevents[k]);
+			F->evs = repalloc_huge(F->evs, sizeof(Ev) * maxevs);
+		}
+		if (key == maxkeys)
+		{
+			maxkeys *= 2;
+			F->keyvals = repalloc_huge(F->keyvals, sizeof(Datum) * ev->nkeys * maxkeys);
+		}
+		F->nread += ev->nevents[k];
+		for (uint32 n = 0; n < ev->nevents[k]; n++)
+		{
+			TupleTableSlot *e = events_next(ev);
+			Ev		   *x;
+
+			if (e == NULL)
+				elog(ERROR, "autocdc: flow \"%s\" ran out of events", F->f->name);
+			/* a repeat of the event before it */
+			if (n > 0 && events_seq_cmp(ev, F->evs[F->nevs - 1].seq, e->tts_values[ev->seq_att]) == 0)
+				continue;
+			/* the values point into a copy of the row, kept with the chunk */
+			ExecStoreMinimalTuple(ExecCopySlotMinimalTuple(e), slot, false);
+			slot_getallattrs(slot);
+			x = &F->evs[F->nevs++];
+			x->key = key;
+			x->kind = events_kind(ev, slot);
+			x->fresh = true;
+			x->seq = slot->tts_values[ev->seq_att];
+			normalize(F, slot, x);
+			if (n == 0)
+				memcpy(&F->keyvals[(Size) key * ev->nkeys], slot->tts_values, sizeof(Datum) * ev->nkeys);
+			ExecClearTuple(slot);
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return k;
+}
+
+/* values[0] := key number, values[1..] := its keys */
+void
+put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls)
+{
+	values[0] = Int32GetDatum((int32) key);
+	nulls[0] = false;
+	for (int i = 0; i < F->ev->nkeys; i++)
+	{
+		values[1 + i] = keys ? keys[i] : F->keyvals[(Size) key * F->ev->nkeys + i];
+		nulls[1 + i] = false;
+	}
+}
+
+/* Attribute attno of desc as "name", of the sequence's type and collation. */
+void
+seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
+{
+	rel_copy_entry(desc, attno, F->ev->desc, F->ev->seq_att, name);
+}
+
+void
+init_value_entries(Fold2 *F, TupleDesc desc, int first)
+{
+	for (int j = 0; j < F->nvals; j++)
+	{
+		TupleDescInitEntry(desc, first + j, F->names[j], F->valatt[j]->atttypid,
+						   F->valatt[j]->atttypmod, 0);
+		TupleDescInitEntryCollation(desc, first + j, F->valatt[j]->attcollation);
+	}
+}
+
+/* ", s.v1, s.v2" (", v1, v2" without an alias) */
+char *
+value_list(Fold2 *F, const char *alias)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (F->nvals > 0)
+	{
+		appendStringInfoString(&buf, ", ");
+		append_column_list(&buf, F->c->values, alias);
+	}
+	return buf.data;
+}
+
+/* Folds one key's events (sorted) into versions, appended to out. */
+static void
+fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
+{
+	Datum	   *run = palloc0(sizeof(Datum) * Max(F->nvals, 1));	/* latest setter's values */
+	bool	   *run_null = palloc(sizeof(bool) * Max(F->nvals, 1));
+	Datum	   *prev = NULL;	/* previous upsert's values in the group */
+	bool	   *prev_null = NULL;
+	Version    *cur = NULL;
+
+	for (int j = 0; j < F->nvals; j++)
+		run_null[j] = true;
+	for (uint64 i = 0; i < n; i++)
+	{
+		Ev		   *e = &ev[i];
+		Datum	   *vals;
+		bool	   *nulls;
+		bool		starts;
+
+		if (e->kind == 'd')
+		{
+			if (cur)
+			{
+				cur->end = e->seq;
+				cur->open = false;
+				cur = NULL;
+			}
+			for (int j = 0; j < F->nvals; j++)
+				run_null[j] = true;
+			prev = NULL;
+			continue;
+		}
+		vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
+		nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+		for (int j = 0; j < F->nvals; j++)
+		{
+			bool		sets = e->kind == 'a' || !(e->inherit & BIT(j));
+
+			if ((F->inheriting & BIT(j)) && !sets)
+			{
+				vals[j] = run[j];
+				nulls[j] = run_null[j];
+			}
+			else
+			{
+				vals[j] = e->vals[j];
+				nulls[j] = e->nulls[j];
+			}
+			if ((F->inheriting & BIT(j)) && sets)
+			{
+				run[j] = e->vals[j];
+				run_null[j] = e->nulls[j];
+			}
+		}
+		starts = prev == NULL;
+		for (int j = 0; !starts && j < F->nvals; j++)
+			if ((F->tracked & BIT(j)) &&
+				!vals_equal(F, j, vals[j], nulls[j], prev[j], prev_null[j]))
+				starts = true;
+		if (starts)
+		{
+			if (cur)
+			{
+				cur->end = e->seq;
+				cur->open = false;
+			}
+			cur = &out[(*nout)++];
+			cur->key = e->key;
+			cur->start = e->seq;
+			cur->open = true;
+		}
+		cur->keys = e->keys;
+		cur->vals = vals;
+		cur->nulls = nulls;
+		prev = vals;
+		prev_null = nulls;
+	}
+}
+
+static void
+fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
+{
+	Relation	rel = relation_open(f->target, AccessShareLock);
+	ListCell   *lc;
+	int			j = 0;
+
+	F->f = f;
+	F->c = c;
+	F->nvals = list_length(c->values);
+	F->names = palloc(sizeof(char *) * Max(F->nvals, 1));
+	F->eq = palloc0(sizeof(FmgrInfo) * Max(F->nvals, 1));
+	F->coll = palloc(sizeof(Oid) * Max(F->nvals, 1));
+	F->valatt = palloc(sizeof(Form_pg_attribute) * Max(F->nvals, 1));
+	F->evatt = palloc(sizeof(int) * Max(F->nvals, 1));
+	foreach(lc, c->values)
+	{
+		char	   *name = lfirst(lc);
+		AttrNumber	att = get_attnum(f->target, name);
+		Form_pg_attribute form = palloc(ATTRIBUTE_FIXED_PART_SIZE);
+		TypeCacheEntry *tc;
+		int			k;
+
+		memcpy(form, TupleDescAttr(RelationGetDescr(rel), att - 1), ATTRIBUTE_FIXED_PART_SIZE);
+		F->valatt[j] = form;
+		F->names[j] = name;
+		F->coll[j] = form->attcollation;
+		tc = lookup_type_cache(form->atttypid, TYPECACHE_EQ_OPR_FINFO);
+		fmgr_info_copy(&F->eq[j], &tc->eq_opr_finfo, CurrentMemoryContext);
+		k = list_index_of_string(f->columns, name);
+		F->evatt[j] = k < 0 ? -1 : list_length(f->keys) + 2 + k;
+		if (list_has_string(f->ignore_null, name))
+			F->ignore_null |= BIT(j);
+		if (list_has_string(c->inheriting, name))
+			F->inheriting |= BIT(j);
+		if (list_has_string(c->tracked, name))
+			F->tracked |= BIT(j);
+		j++;
+	}
+	relation_close(rel, AccessShareLock);
+}
+
+/*
+ * Folds the run's events (events_sql) into the SCD 2 target, chunk by
+ * chunk of keys: each chunk's events, stored events and versions are held
+ * in memory up to about work_mem, then written.
+ */
+static void
+fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
+				 Scd2Cols *c, FlowCounts *counts)
+{
+	Fold2		F;
+	Events	   *ev;
+	MemoryContext chunk_cxt;
+	MemoryContext oldcxt;
+	Size		bound = (Size) work_mem * 1024;
+
+	if (list_length(c->values) > 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("flow \"%s\": SCD type 2 target \"%s\" has %d value columns",
+						f->name, get_rel_name(f->target), list_length(c->values)),
+				 errdetail("An SCD type 2 target holds at most 64 columns besides its keys."),
+				 errhint("Keep the history of fewer columns in this target, e.g. in a second target.")));
+	ev = events_read(f, p, events_sql, false);
+	memset(&F, 0, sizeof(F));
+	F.ev = ev;
+	fold2_setup(&F, f, c);
+	counts->read = ev->nread;
+	counts->upserted = counts->deleted = counts->skipped = 0;
+	chunk_cxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc SCD 2 chunk",
+									  ALLOCSET_DEFAULT_SIZES);
+	for (uint32 k = 0; k < ev->nkeysets;)
+	{
+		Ev		   *inp;
+		Version    *old,
+				   *nv;
+		uint64		ninp,
+					nold,
+					nnew = 0;
+
+		oldcxt = MemoryContextSwitchTo(chunk_cxt);
+		k = load_chunk(&F, k, bound, chunk_cxt);
+		read_keys(&F);
+		check_stored(&F);
+		read_stored(&F, read_modes(&F), &inp, &ninp, &old, &nold);
+		nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
+		for (uint64 i = 0; i < ninp;)
+		{
+			uint64		n = i;
+
+			CHECK_FOR_INTERRUPTS();
+			while (n < ninp && inp[n].key == inp[i].key)
+				n++;
+			fold_key(&F, &inp[i], n - i, nv, &nnew);
+			i = n;
+		}
+		write_all(&F, old, nold, nv, nnew, counts);
+		/* the results the fold's values pointed into */
+		for (int i = 0; i < lengthof(F.stored); i++)
+		{
+			if (F.stored[i])
+				SPI_freetuptable(F.stored[i]);
+			F.stored[i] = NULL;
+		}
+		batch_release_relations();
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(chunk_cxt);
+	}
+	if (events_next(ev) != NULL)
+		elog(ERROR, "autocdc: flow \"%s\" left events unfolded", f->name);
+	events_end(ev);
+	MemoryContextDelete(chunk_cxt);
+}
+
+/*
+ * Applies the flow's new events to its SCD 2 target.  Runs as the flow's
+ * owner; the caller provides the transaction boundaries.
+ */
+void
+scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+{
+	Scd2Cols	c;
+	StringInfoData events;
+	ListCell   *lc;
+	FlowCounts	below;
+
+	memset(&c, 0, sizeof(c));
+	c.qtarget = rel_qualified_name(f->target);
+	c.qevents = rel_qualified_name(f->state);
+	c.values = event_store_value_columns(f->state, f->keys);
+	c.tracked = f->track_columns != NIL ? f->track_columns : c.values;
+	foreach(lc, f->state_partial)
+		if (list_has_string(c.values, lfirst(lc)))
+			c.inheriting = lappend(c.inheriting, lfirst(lc));
+
+	/* first: reading the events checks that the flow's columns still exist */
+	initStringInfo(&events);
+	read_append_events(&events, f, p);
+	memset(&below, 0, sizeof(below));
+	scd2_skip_below_floors(f, p, &events, &below);
+	fold_chunks(f, p, events.data, &c, counts);
+	counts->read += below.read;
+	counts->skipped += below.skipped;
+	scd2_purge_tombstones(f);
+}
