@@ -4,7 +4,7 @@
  *	  and autocdc.compact(), which drops what late events older than a
  *	  horizon can no longer need.
  *
- * Nothing of a key's history crosses a delete (scd2.c): a fold that starts
+ * Nothing of a key's history crosses a delete (scd2_fold.c): a fold that starts
  * after a stored delete reads no event before it, and rewrites no version
  * before it.  So the events stored before a delete are needed only by a
  * late event older than that delete.  Forgetting them keeps the delete as
@@ -14,7 +14,7 @@
  * folded exactly as before.
  *
  * SCD 1 keeps a deleted key's tombstone in its state row; forgetting it
- * (the retention's purge in scd1.c, or compact) lets a later event older
+ * (the retention's purge in scd1_write.c, or compact) lets a later event older
  * than the delete bring the key back, as the README says.
  *-------------------------------------------------------------------------
  */

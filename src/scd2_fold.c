@@ -46,7 +46,7 @@ vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 	return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], a, b));
 }
 
-/* The event row in the store's shape (append_normalized in scd2.c). */
+/* The event row in the store's shape. */
 static void
 normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 {

@@ -235,8 +235,8 @@ check_stored(Fold2 *F)
 }
 
 /*
- * Per touched key (one with a new event), where its fold starts (mode in
- * scd2.c): anchored at its open version when every new event comes after
+ * Per touched key (one with a new event), where its fold starts:
+ * anchored at its open version when every new event comes after
  * everything stored, else after the last stored delete before the earliest
  * new event.  Registers __autocdc_mode for the stored events and versions
  * to read.
@@ -337,8 +337,8 @@ append_mode_lateral(StringInfo sql, Fold2 *F, const char *cols, const char *rel,
 
 /*
  * The fold's input besides the new events: for keys not anchored, the
- * stored events after the last delete (inp in scd2.c) and the stored
- * versions from there (oldv); for anchored keys, the open version, as a
+ * stored events after the last delete and the stored versions from
+ * there; for anchored keys, the open version, as a
  * stored version and as an event setting every column.  Both sorted.
  */
 void

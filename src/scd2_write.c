@@ -167,7 +167,7 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		batch_relation_put(&newev, values, nulls);
 	}
 
-	/* diff by key and start (diff in scd2.c) */
+	/* the new versions against the stored, by key and start */
 	init_value_entries(F, idesc, 2 + nk);
 	seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
 	seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");

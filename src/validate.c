@@ -76,7 +76,7 @@ validate_raise(FlowDef *f, const char *problem, const char *key, const char *seq
 				 errmsg("flow \"%s\": event at sequence %s has a NULL key (%s)=(%s)",
 						f->name, seq, keys.data, key),
 				 errhint("Upserts and deletes need a key; nothing of this flow was applied in this run.")));
-	/* SCD 1 compares a replayed upsert with the row it made (see scd1.c) */
+	/* SCD 1 compares a replayed upsert with the row it made (scd1_fold.c) */
 	if (strcmp(problem, "conflict_target") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
