@@ -66,4 +66,38 @@ extern void catalog_flows_over_sources(List *relids, List **names,
 									   List **owners);
 extern bool catalog_sources_read(List *relids);
 
+/* A pipeline's runs (catalog_run.c). */
+typedef struct CatalogPipeline
+{
+	int64		id;
+	Oid			owner;
+} CatalogPipeline;
+
+extern bool catalog_pipeline_by_id(int64 id, char **name, Oid *owner);
+extern List *catalog_pipeline_ids(List *names);
+extern int64 catalog_next_run_id(void);
+extern void catalog_pipeline_set_schedule(const char *pipeline,
+										  Interval *every);
+extern void catalog_pipeline_clear_schedule(const char *pipeline);
+extern List *catalog_running_pipelines(void);
+extern List *catalog_due_pipelines(int per_owner);
+extern bool catalog_next_due_ms(int64 *ms);
+extern bool pipeline_lease(int64 id);
+extern void pipeline_record_outcome(int64 id, const char *status,
+									const char *error, int64 rows_read,
+									bool only_running);
+extern int64 run_history_begin(const char *pipeline, Oid owner);
+extern void run_history_end(int64 run_id, const char *pipeline,
+							const char *status, const char *error,
+							int64 rows_read);
+extern void run_history_manual(int64 run_id, const char *pipeline,
+							   TimestampTz started, const char *status,
+							   const char *error, int64 rows_read);
+extern bool record_interrupted_run(int64 pipeline_id, const char *reason,
+								   bool skip_locked);
+extern bool record_interrupted_manual_run(int64 pipeline_id, int64 run_id,
+										  int pid, Oid run_by,
+										  TimestampTz started,
+										  const char *reason);
+
 #endif							/* AUTOCDC_CATALOG_H */

@@ -11,6 +11,7 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "catalog.h"
 #include "worker.h"
 
 #include "miscadmin.h"
