@@ -580,7 +580,7 @@ static void run_flows(List *results, bool refresh, int64 run_id, List *pipelines
 
 /*
  * A manual run's outcome per pipeline it ran, in autocdc.run_history and
- * the pipeline's row, as a scheduled run's (run_history.c).
+ * the pipeline's row, as a scheduled run's (catalog_run.c).
  */
 static void
 record_manual_run(int64 run_id, List *pipelines, List *results, TimestampTz started)

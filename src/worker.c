@@ -8,7 +8,7 @@
  * each database of autocdc.databases that exists and accepts connections;
  * a name that does not is reported once and looked up again at each pass.
  * A scheduler (connected to its database as the bootstrap superuser) finds
- * the pipelines due, leases each to a run (worker_outcome.c) and starts a
+ * the pipelines due, leases each to a run (catalog_run.c) and starts a
  * run worker for it (worker_run.c): at most autocdc.max_workers at a time,
  * at most autocdc.max_workers_per_role for one owner's pipelines, the
  * owners with the fewest runs going first, never two for one pipeline.  It
