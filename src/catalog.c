@@ -1,11 +1,13 @@
 /*-------------------------------------------------------------------------
  * catalog.c
- *	  Reading and writing autocdc's catalog tables (pipeline, target, flow,
- *	  checkpoint, event_log).  Writes run as the extension owner; callers
- *	  check the user's rights before.
+ *	  What a run reads and writes of autocdc's catalog: its flows (flow,
+ *	  target), their checkpoints, the event log, the lineage; and
+ *	  autocdc.source_progress.  The rest of the catalog's statements are in
+ *	  catalog_define.c and catalog_run.c (catalog.h).  Statements run as
+ *	  the extension owner; callers check the user's rights before.
  *-------------------------------------------------------------------------
  */
-#include "flow.h"
+#include "catalog.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"

@@ -5,6 +5,7 @@
  *	  cleanup when flows, targets or sources go away.
  *-------------------------------------------------------------------------
  */
+#include "catalog.h"
 #include "define.h"
 #include "collation.h"
 #include "expr_pin.h"
@@ -75,15 +76,8 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 	autocdc_unbecome(&sw);
 
 	if (added != NIL)
-	{
-		Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
-		Datum		values[2] = {ObjectIdGetDatum(spec->target),
-		list_to_text_array(list_concat_copy(tracked, added))};
-
-		catalog_exec("UPDATE autocdc.target SET partial_columns = $2 "
-					 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-					 2, argtypes, values, NULL);
-	}
+		catalog_target_set_partial_columns(spec->target,
+										   list_concat_copy(tracked, added));
 }
 
 bool
@@ -136,22 +130,15 @@ define_composite_field_types(Oid typid)
 static List *
 columns_needing_tracking(FlowSpec *spec)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(spec->target)};
 	List	   *all = list_copy(spec->columns);
 	List	   *per_flow = list_make1(spec->columns);
 	List	   *result = list_copy(spec->ignore_null);
 	ListCell   *lc,
 			   *lf;
 
-	catalog_exec("SELECT columns FROM autocdc.flow "
-				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-				 1, argtypes, values, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lf, catalog_flow_columns_of_target(spec->target))
 	{
-		bool		isnull;
-		List	   *cols = text_array_to_list(SPI_getbinval(SPI_tuptable->vals[i],
-															SPI_tuptable->tupdesc, 1, &isnull));
+		List	   *cols = lfirst(lf);
 
 		per_flow = lappend(per_flow, cols);
 		foreach(lc, cols)
@@ -177,27 +164,19 @@ columns_needing_tracking(FlowSpec *spec)
 static void
 register_retention(FlowSpec *spec)
 {
-	Oid			argtypes[2] = {OIDOID, INTERVALOID};
-	Datum		values[2] = {ObjectIdGetDatum(spec->target), spec->tombstone_retention};
+	char	   *kept,
+			   *given;
 
 	if (!spec->retention_given)
 		return;
-	catalog_exec("UPDATE autocdc.target SET tombstone_retention = $2 "
-				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-				 "   AND tombstone_retention IS NULL",
-				 2, argtypes, values, NULL);
-	if (SPI_processed == 1)
+	if (catalog_target_set_retention(spec->target, spec->tombstone_retention))
 		return;
-	catalog_exec("SELECT tombstone_retention::pg_catalog.text, $2::pg_catalog.text "
-				 "  FROM autocdc.target "
-				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-				 "   AND tombstone_retention OPERATOR(pg_catalog.<>) $2",
-				 2, argtypes, values, NULL);
-	if (SPI_processed == 1)
+	if (catalog_target_other_retention(spec->target, spec->tombstone_retention,
+									   &kept, &given))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("flow \"%s\" gives tombstone_retention %s, but target \"%s\" keeps tombstones for %s",
-						spec->name, spi_value(0, 2), get_rel_name(spec->target), spi_value(0, 1)),
+						spec->name, given, get_rel_name(spec->target), kept),
 				 errdetail("The retention is the target's, shared by every flow into it."),
 				 errhint("Leave tombstone_retention out to use the target's.")));
 }
@@ -234,24 +213,14 @@ refuse_aux_of_former_owner(FlowSpec *spec, Oid state, Oid composite)
 static void
 register_target(FlowSpec *spec, Oid owner)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(spec->target)};
-	bool		isnull;
+	TargetRegistration reg;
 
-	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, "
-				 "       sequence_composite::pg_catalog.oid, state_table::pg_catalog.oid, partial_columns, "
-				 "       track_columns "
-				 "  FROM autocdc.target WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-				 1, argtypes, values, NULL);
-	if (SPI_processed == 1)
+	if (catalog_target_registration(spec->target, &reg))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		Oid			seqtype = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-		Datum		comp = SPI_getbinval(tup, desc, 4, &isnull);
-		Oid			composite = isnull ? InvalidOid : DatumGetObjectId(comp);
-		Oid			state = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
-		List	   *tracked = text_array_to_list(SPI_getbinval(tup, desc, 6, &isnull));
+		Oid			seqtype = reg.seq_type;
+		Oid			composite = reg.composite;
+		Oid			state = reg.state;
+		List	   *tracked = reg.partial_columns;
 		char	   *tname = get_rel_name(spec->target);
 
 		refuse_aux_of_former_owner(spec, state, composite);
@@ -273,10 +242,7 @@ register_target(FlowSpec *spec, Oid owner)
 		define_check_seq_collation(spec, state, composite);
 		if (spec->scd_type == 2)
 		{
-			Datum		tc = SPI_getbinval(tup, desc, 7, &isnull);
-			List	   *track = isnull ? NIL : text_array_to_list(tc);
-
-			if (!same_string_sets(track, spec->track_columns))
+			if (!same_string_sets(reg.track_columns, spec->track_columns))
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
@@ -294,10 +260,6 @@ register_target(FlowSpec *spec, Oid owner)
 	{
 		Oid			composite = InvalidOid;
 		Oid			state;
-		Oid			argtypes2[8] = {OIDOID, INT4OID, TEXTARRAYOID, OIDOID, OIDOID, OIDOID,
-		TEXTARRAYOID, TEXTARRAYOID};
-		Datum		values2[8];
-		char		nulls2[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 		if (spec->seq_type == RECORDOID)
 		{
@@ -317,23 +279,9 @@ register_target(FlowSpec *spec, Oid owner)
 		}
 		else
 			state = define_create_state_table(spec, owner);
-		values2[0] = ObjectIdGetDatum(spec->target);
-		values2[1] = Int32GetDatum(spec->scd_type);
-		values2[2] = list_to_text_array(spec->keys);
-		values2[3] = ObjectIdGetDatum(spec->seq_type);
-		values2[4] = ObjectIdGetDatum(state);
-		values2[5] = ObjectIdGetDatum(composite);
-		if (!OidIsValid(composite))
-			nulls2[5] = 'n';
-		values2[6] = list_to_text_array(NIL);
-		values2[7] = spec->track_columns ? list_to_text_array(spec->track_columns) : (Datum) 0;
-		if (spec->track_columns == NIL)
-			nulls2[7] = 'n';
-		catalog_exec("INSERT INTO autocdc.target (target, scd_type, keys, sequence_type, "
-					 "  state_table, sequence_composite, partial_columns, track_columns) "
-					 "VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.regtype, "
-					 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7, $8)",
-					 8, argtypes2, values2, nulls2);
+		catalog_insert_target(spec->target, spec->scd_type, spec->keys,
+							  spec->seq_type, state, composite,
+							  spec->track_columns);
 		add_state_partial_columns(spec, state, NIL, spec->ignore_null);
 		register_retention(spec);
 	}
@@ -352,13 +300,7 @@ ensure_pipeline(FlowSpec *spec)
 
 	if (!OidIsValid(owner))
 	{
-		Oid			argtypes[2] = {TEXTOID, OIDOID};
-		Datum		values[2] = {CStringGetTextDatum(spec->pipeline),
-		ObjectIdGetDatum(GetUserId())};
-
-		catalog_exec("INSERT INTO autocdc.pipeline (name, owner) "
-					 "VALUES ($1, $2::pg_catalog.regrole)",
-					 2, argtypes, values, NULL);
+		catalog_insert_pipeline(spec->pipeline, GetUserId());
 		return;
 	}
 	if (spec->pipeline_named ? !has_privs_of_role(GetUserId(), owner)
@@ -369,30 +311,6 @@ ensure_pipeline(FlowSpec *spec)
 				 spec->pipeline_named ? 0 :
 				 errdetail("A flow created without pipeline => joins the pipeline \"default\" only when it is the caller's own."),
 				 errhint("Name a pipeline of your own: pipeline => 'name'.")));
-}
-
-/*
- * How a target is registered: its kind (FLOW_AUTO_CDC or FLOW_APPEND), SCD
- * type and keys; false when no flow feeds it.
- */
-static bool
-registered_kind(Oid relid, FlowKind *kind, int *scd, List **keys)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	bool		isnull;
-	Datum		d;
-
-	catalog_exec("SELECT kind, scd_type::pg_catalog.int8, keys FROM autocdc.target "
-				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-				 1, argtypes, values, NULL);
-	if (SPI_processed != 1)
-		return false;
-	*kind = catalog_flow_kind(spi_value(0, 1));
-	*scd = (int) spi_int64(0, 2);
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
-	*keys = isnull ? NIL : text_array_to_list(d);
-	return true;
 }
 
 /* Flows into one target use its keys, in order. */
@@ -430,23 +348,13 @@ check_same_keys(FlowSpec *spec, List *keys, Oid target)
 static void
 check_snapshot_mix(FlowSpec *spec, Oid target)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(target)};
 	int64		snapshots,
 				cdc;
 	bool		cdc_partial;
 	bool		snapshot = spec->kind == FLOW_SNAPSHOT;
 	char	   *tname = get_rel_name(target);
 
-	catalog_exec("SELECT pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'snapshot'), "
-				 "       pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), "
-				 "       COALESCE(pg_catalog.bool_or(ignore_null_columns OPERATOR(pg_catalog.<>) '{}') "
-				 "                FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), false) "
-				 "  FROM autocdc.flow WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-				 1, argtypes, values, NULL);
-	snapshots = spi_int64(0, 1);
-	cdc = spi_int64(0, 2);
-	cdc_partial = spi_bool(0, 3);
+	catalog_flow_kinds_of_target(target, &snapshots, &cdc, &cdc_partial);
 
 	if (snapshot && snapshots > 0)
 		ereport(ERROR,
@@ -469,82 +377,18 @@ check_snapshot_mix(FlowSpec *spec, Oid target)
 	}
 }
 
-static void
-register_append_target(FlowSpec *spec)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(spec->target)};
-
-	catalog_exec("INSERT INTO autocdc.target (target, kind) "
-				 "VALUES ($1::pg_catalog.regclass, 'append') ON CONFLICT DO NOTHING",
-				 1, argtypes, values, NULL);
-}
-
+/* The flow's row and its checkpoint's. */
 static void
 insert_flow_row(FlowSpec *spec)
 {
-	Oid			types[18] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
-		TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID,
-	BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
-	Datum		vals[18];
-	char		nulls[18];
 	char	   *fn = OidIsValid(spec->source_function) ?
 		format_procedure_qualified(spec->source_function) : NULL;
 
-	memset(nulls, ' ', sizeof(nulls));
-#define SET_TEXT(i, v) do { if (v) vals[i] = CStringGetTextDatum(v); else nulls[i] = 'n'; } while (0)
-	vals[0] = CStringGetTextDatum(spec->name);
-	vals[1] = CStringGetTextDatum(spec->pipeline);
-	vals[2] = ObjectIdGetDatum(spec->target);
-	vals[3] = ObjectIdGetDatum(spec->source);
-	if (!OidIsValid(spec->source))
-		nulls[3] = 'n';
-	vals[4] = list_to_text_array(spec->keys);
-	if (spec->keys == NIL)
-		nulls[4] = 'n';
-	SET_TEXT(5, spec->seq_norm);
-	vals[6] = Int32GetDatum(spec->scd_type);
-	if (spec->scd_type == 0)
-		nulls[6] = 'n';
-	SET_TEXT(7, spec->deletes_norm);
-	SET_TEXT(8, spec->truncates_norm);
-	vals[9] = list_to_text_array(spec->columns);
-	vals[10] = list_to_text_array(spec->ignore_null);
-	vals[11] = BoolGetDatum(spec->once);
-	vals[12] = CStringGetTextDatum(spec->incremental ? "incremental" : "full");
-	vals[13] = CStringGetTextDatum(spec->options_json);
-	vals[14] = CStringGetTextDatum(catalog_flow_kind_name(spec->kind));
-	SET_TEXT(15, fn);
-#undef SET_TEXT
-	vals[16] = list_to_text_array(acdc_expression_objects(GetUserId(), spec->source,
-														  spec->seq_norm, spec->deletes_norm,
-														  spec->truncates_norm, fn));
-	vals[17] = autocdc_current_settings();
-
-	catalog_exec(psprintf("INSERT INTO autocdc.flow (name, pipeline, kind, target, source, keys, "
-						  "  sequence_by, stored_as_scd_type, apply_as_deletes, apply_as_truncates, "
-						  "  columns, ignore_null_columns, once, read_mode, owner, options, source_function, "
-						  "  expression_objects, settings) "
-						  "VALUES ($1, $2, $15, $3::pg_catalog.regclass, $4::pg_catalog.regclass, "
-						  "  $5, $6, $7, $8, $9, $10, $11, $12, $13, %u::pg_catalog.oid::pg_catalog.regrole, "
-						  "  $14::pg_catalog.jsonb, $16, $17, $18)",
-						  GetUserId()),
-				 18, types, vals, nulls);
-	/* where it reads: a restore's COPY into a table made anew keeps stamps (stamp.c) */
-	{
-		Oid			ctypes[3] = {TEXTOID, OIDOID, INT8OID};
-		Datum		cvals[3] = {vals[0], ObjectIdGetDatum(spec->source),
-		Int64GetDatum(autocdc_system_identifier())};
-		char		cnulls[3] = {' ', ' ', ' '};
-
-		if (!spec->incremental)
-			cnulls[1] = cnulls[2] = 'n';
-		else
-			catalog_note_cluster();
-		catalog_exec("INSERT INTO autocdc.checkpoint (flow, source_oid, cluster_id) "
-					 "VALUES ($1, $2, $3)",
-					 3, ctypes, cvals, cnulls);
-	}
+	catalog_insert_flow(spec, fn,
+						acdc_expression_objects(GetUserId(), spec->source,
+												spec->seq_norm, spec->deletes_norm,
+												spec->truncates_norm, fn));
+	catalog_insert_checkpoint(spec->name, spec->source, spec->incremental);
 }
 
 /*
@@ -572,8 +416,7 @@ define_create_flow(FlowSpec *spec)
 	List	   *names;
 	RangeVar   *rv;
 	Oid			existing;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(spec->name)};
+	Oid			taken_by;
 	bool		append = spec->kind == FLOW_APPEND;
 	bool		snapshot = spec->kind == FLOW_SNAPSHOT;
 
@@ -581,15 +424,10 @@ define_create_flow(FlowSpec *spec)
 	catalog_check_version();
 	define_refuse_start_now(spec);
 	ensure_pipeline(spec);
-	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
-				 1, argtypes, values, NULL);
-	if (SPI_processed > 0)
+	taken_by = catalog_flow_owner(spec->name);
+	if (OidIsValid(taken_by))
 	{
-		bool		isnull;
-		Oid			owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-														   SPI_tuptable->tupdesc, 1, &isnull));
-
-		if (has_privs_of_role(GetUserId(), owner))
+		if (has_privs_of_role(GetUserId(), taken_by))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("flow \"%s\" already exists", spec->name),
@@ -614,7 +452,7 @@ define_create_flow(FlowSpec *spec)
 		/* nothing about another role's target is told before this */
 		define_refuse_temporary(existing, "target");
 		define_require_owner(existing);
-		registered = registered_kind(existing, &kind, &scd, &keys);
+		registered = catalog_target_kind(existing, &kind, &scd, &keys);
 
 		if (registered && (kind == FLOW_APPEND) != append)
 			ereport(ERROR,
@@ -648,7 +486,7 @@ define_create_flow(FlowSpec *spec)
 		check_sequence_types(spec);
 
 	if (append)
-		register_append_target(spec);
+		catalog_insert_append_target(spec->target);
 	else
 		register_target(spec, autocdc_relation_owner(spec->target));
 	insert_flow_row(spec);
@@ -685,28 +523,7 @@ define_drop_orphan_targets(void)
 			   *types = NIL;
 	ListCell   *lc;
 
-	/* no foreign keys (pg_restore -j): the checkpoints go here */
-	catalog_exec("DELETE FROM autocdc.checkpoint c WHERE NOT EXISTS "
-				 "  (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) c.flow)",
-				 0, NULL, NULL, NULL);
-	catalog_exec("DELETE FROM autocdc.pipeline p WHERE NOT EXISTS "
-				 "  (SELECT 1 FROM autocdc.flow f WHERE f.pipeline OPERATOR(pg_catalog.=) p.name)",
-				 0, NULL, NULL, NULL);
-	catalog_exec("DELETE FROM autocdc.target t WHERE NOT EXISTS "
-				 "  (SELECT 1 FROM autocdc.flow f WHERE f.target OPERATOR(pg_catalog.=) t.target) "
-				 "RETURNING t.state_table::pg_catalog.oid, t.sequence_composite::pg_catalog.oid",
-				 0, NULL, NULL, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Datum		d;
-
-		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-		states = lappend_oid(states, DatumGetObjectId(d));
-		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
-		if (!isnull)
-			types = lappend_oid(types, DatumGetObjectId(d));
-	}
+	catalog_delete_orphans(&states, &types);
 	foreach(lc, states)
 	{
 		ObjectAddress addr;
@@ -749,14 +566,7 @@ autocdc_on_sql_drop(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_exec("DELETE FROM autocdc.flow f "
-				 " USING pg_catalog.pg_event_trigger_dropped_objects() d "
-				 " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass "
-				 "   AND d.objsubid OPERATOR(pg_catalog.=) 0 "
-				 "   AND (f.target::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid "
-				 "        OR f.source::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid)",
-				 0, NULL, NULL, NULL);
-	if (SPI_processed > 0)
+	if (catalog_delete_flows_of_dropped() > 0)
 		define_drop_orphan_targets();
 	define_drop_unused_composites();
 	SPI_finish();

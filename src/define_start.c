@@ -18,6 +18,7 @@
  * gives the history back, and later events (late ones too) fold into it.
  *-------------------------------------------------------------------------
  */
+#include "catalog.h"
 #include "define.h"
 #include "source_read.h"
 
@@ -66,22 +67,6 @@ define_refuse_start_now(FlowSpec *spec)
 						   get_rel_name(spec->source))));
 }
 
-/* The target's auxiliary state table, as registered. */
-static Oid
-state_of(Oid target)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(target)};
-	bool		isnull;
-	Datum		d;
-
-	catalog_exec("SELECT state_table::pg_catalog.oid FROM autocdc.target "
-				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-				 1, argtypes, values, NULL);
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return isnull ? InvalidOid : DatumGetObjectId(d);
-}
-
 /*
  * SCD 2: the target's versions as events in an empty event store (see the
  * header comment).  A store that holds events already describes the
@@ -90,7 +75,7 @@ state_of(Oid target)
 static void
 seed_event_store(FlowSpec *spec)
 {
-	Oid			events = state_of(spec->target);
+	Oid			events = catalog_target_state(spec->target);
 	char	   *qevents = rel_qualified_name(events);
 	char	   *qtarget = rel_qualified_name(spec->target);
 	List	   *values = event_store_value_columns(events, spec->keys);

@@ -16,6 +16,7 @@
  * registered with it.
  *-------------------------------------------------------------------------
  */
+#include "catalog.h"
 #include "define.h"
 
 #include "access/xact.h"
@@ -114,33 +115,9 @@ void
 define_drop_unused_composites(void)
 {
 	Oid			nsp = get_namespace_oid("autocdc", false);
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(nsp)};
-	List	   *types = NIL;
 	ListCell   *lc;
 
-	catalog_exec("SELECT t.oid FROM pg_catalog.pg_type t "
-				 " WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() o "
-				 "                WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass) "
-				 "   AND t.typnamespace OPERATOR(pg_catalog.=) $1 "
-				 "   AND t.typtype OPERATOR(pg_catalog.=) 'c' "
-				 "   AND pg_catalog.starts_with(t.typname::pg_catalog.text, '__autocdc_seq_') "
-				 "   AND NOT EXISTS (SELECT 1 FROM autocdc.target g "
-				 "                    WHERE g.sequence_composite::pg_catalog.oid OPERATOR(pg_catalog.=) t.oid) "
-				 "   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d "
-				 "                    WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass "
-				 "                      AND d.refobjid OPERATOR(pg_catalog.=) t.oid "
-				 "                      AND d.deptype OPERATOR(pg_catalog.<>) 'i')",
-				 1, argtypes, values, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		types = lappend_oid(types,
-							DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 1, &isnull)));
-	}
-	foreach(lc, types)
+	foreach(lc, catalog_unused_composites(nsp))
 	{
 		ObjectAddress addr;
 

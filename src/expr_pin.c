@@ -18,6 +18,7 @@
  *	  the same text would, as the same role in the same restricted context.
  *-------------------------------------------------------------------------
  */
+#include "catalog.h"
 #include "expr_pin.h"
 #include "source_read.h"
 
@@ -475,14 +476,9 @@ refuse_flow(FlowDef *f, const char *part, List *was_list, List *now_list)
 static void
 record_expression_objects(FlowDef *f, List *objects)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
-	Datum		values[2] = {CStringGetTextDatum(f->name), list_to_text_array(objects)};
-
 	if (f->source_function && part_entries(objects, "source_function") == NIL)
 		return;					/* gone: snapshot.c refuses the run */
-	catalog_exec("UPDATE autocdc.flow SET expression_objects = $2 "
-				 " WHERE name OPERATOR(pg_catalog.=) $1 AND expression_objects IS NULL",
-				 2, argtypes, values, NULL);
+	catalog_flow_set_expression_objects(f->name, objects);
 	f->expression_objects = objects;
 	f->expression_objects_unset = false;
 }

@@ -7,6 +7,7 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "catalog.h"
 #include "define.h"
 
 #include "access/relation.h"
@@ -537,30 +538,21 @@ Datum
 autocdc_drop_flow(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
 	Oid			owner;
-	bool		isnull;
 
 	autocdc_refuse_within_flow("autocdc.drop_flow()");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow "
-				 " WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-				 1, argtypes, values, NULL);
-	if (SPI_processed == 1)
-		owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											   SPI_tuptable->tupdesc, 1, &isnull));
+	owner = catalog_lock_flow(name);
 	/* another role's flow is as if it did not exist (autocdc.flows hides it) */
-	if (SPI_processed != 1 || !has_privs_of_role(GetUserId(), owner))
+	if (!OidIsValid(owner) || !has_privs_of_role(GetUserId(), owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("flow \"%s\" does not exist", name),
 				 errhint("The view autocdc.flows lists your flows.")));
 
-	catalog_exec("DELETE FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
-				 1, argtypes, values, NULL);
+	catalog_delete_flow(name);
 	define_drop_orphan_targets();
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -6,11 +6,12 @@
  * a cancel rolls back.  When autocdc is preloaded, each backend keeps the
  * manual run it is doing in a slot of shared memory; a cancel or a
  * terminate marks the slot, and the scheduler of the database records the
- * run as interrupted (run_history.c) in a transaction of its own.  Without
+ * run as interrupted (catalog_run.c) in a transaction of its own.  Without
  * preloading there is no shared memory, and nothing is recorded (README).
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "catalog.h"
 #include "worker.h"
 
 #include "miscadmin.h"

@@ -18,7 +18,7 @@
  * than the delete bring the key back, as the README says.
  *-------------------------------------------------------------------------
  */
-#include "flow.h"
+#include "catalog.h"
 #include "retention.h"
 #include "validate.h"
 
@@ -143,30 +143,16 @@ scd2_purge_tombstones(FlowDef *f)
 static FlowDef *
 load_compact_target(Oid target)
 {
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(target)};
 	FlowDef    *f = palloc0(sizeof(FlowDef));
-	bool		isnull;
 
-	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, state_table::pg_catalog.oid, "
-				 "       (SELECT min(f.name) FROM autocdc.flow f "
-				 "         WHERE f.target OPERATOR(pg_catalog.=) t.target) "
-				 "  FROM autocdc.target t WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-				 "   AND kind OPERATOR(pg_catalog.=) 'auto_cdc'",
-				 1, types, values, NULL);
-	if (SPI_processed != 1)
+	if (!catalog_compact_target(target, f))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("\"%s\" is not the target of an AUTO CDC flow", get_rel_name(target)),
 				 errdetail("Only SCD targets keep tombstones and events to compact.")));
-	f->name = spi_value(0, 5);	/* named in hints */
 	if (f->name == NULL)
-		f->name = "compact";
+		f->name = "compact";	/* named in hints */
 	f->target = target;
-	f->scd_type = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	f->keys = text_array_to_list(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	f->seq_type = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
-	f->state = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
 	if (get_rel_name(f->state) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

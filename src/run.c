@@ -12,7 +12,7 @@
  * failure leaves it as it was.
  *-------------------------------------------------------------------------
  */
-#include "flow.h"
+#include "catalog.h"
 #include "append.h"
 #include "collation.h"
 #include "expr_pin.h"
@@ -580,13 +580,12 @@ runnable_flows(List *flows, List **pipelines)
 	return result;
 }
 
-static List *pipeline_ids(List *names);
 static void run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
 					  TimestampTz started, ReturnSetInfo *rsinfo);
 
 /*
  * A manual run's outcome per pipeline it ran, in autocdc.run_history and
- * the pipeline's row, as a scheduled run's (run_history.c).
+ * the pipeline's row, as a scheduled run's (catalog_run.c).
  */
 static void
 record_manual_run(int64 run_id, List *pipelines, List *results, TimestampTz started)
@@ -662,10 +661,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 	/* a scheduled run's id is its run_history row's, made by its worker */
 	run_id = autocdc_scheduled_run_id;
 	if (run_id == 0)
-	{
-		catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
-		run_id = spi_int64(0, 1);
-	}
+		run_id = catalog_next_run_id();
 
 	foreach(lc, flows)
 	{
@@ -682,7 +678,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 		MemoryContext cxt = CurrentMemoryContext;
 
 		/* a cancel rolls the bookkeeping back: shared memory keeps it (manual_runs.c) */
-		manual_run_begin(run_id, pipeline_ids(pipelines));
+		manual_run_begin(run_id, catalog_pipeline_ids(pipelines));
 		PG_TRY();
 		{
 			run_flows(results, refresh, run_id, pipelines, started, rsinfo);
@@ -707,29 +703,6 @@ autocdc_run(PG_FUNCTION_ARGS)
 
 	SPI_finish();
 	return (Datum) 0;
-}
-
-/* The ids of the named pipelines, as int64 * in a List. */
-static List *
-pipeline_ids(List *names)
-{
-	Oid			argtypes[1] = {TEXTARRAYOID};
-	Datum		values[1];
-	List	   *ids = NIL;
-
-	if (names == NIL)
-		return NIL;
-	values[0] = list_to_text_array(names);
-	catalog_exec("SELECT id FROM autocdc.pipeline WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
-				 1, argtypes, values, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		int64	   *id = palloc(sizeof(int64));
-
-		*id = spi_int64(i, 1);
-		ids = lappend(ids, id);
-	}
-	return ids;
 }
 
 /* Runs the flows, returns their rows, logs and records the run. */

@@ -5,7 +5,7 @@
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
-#include "flow.h"
+#include "catalog.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
@@ -73,8 +73,6 @@ autocdc_schedule(PG_FUNCTION_ARGS)
 	Interval   *every = PG_GETARG_INTERVAL_P(1);
 	Interval	zero = {0};
 	Oid			owner;
-	Oid			argtypes[2] = {TEXTOID, INTERVALOID};
-	Datum		values[2];
 
 	if (!autocdc_preloaded)
 		ereport(ERROR,
@@ -116,11 +114,7 @@ autocdc_schedule(PG_FUNCTION_ARGS)
 						get_database_name(MyDatabaseId)),
 				 errhint("Add it to autocdc.databases and reload the configuration.")));
 
-	values[0] = CStringGetTextDatum(pipeline);
-	values[1] = IntervalPGetDatum(every);
-	catalog_exec("UPDATE autocdc.pipeline SET schedule = $2, next_run_at = pg_catalog.now(), "
-				 "       failures = 0 WHERE name OPERATOR(pg_catalog.=) $1",
-				 2, argtypes, values, NULL);
+	catalog_pipeline_set_schedule(pipeline, every);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -129,16 +123,12 @@ Datum
 autocdc_unschedule(PG_FUNCTION_ARGS)
 {
 	char	   *pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(pipeline)};
 
 	autocdc_refuse_within_flow("autocdc.unschedule()");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	(void) owned_pipeline(pipeline);
-	catalog_exec("UPDATE autocdc.pipeline SET schedule = NULL, next_run_at = NULL "
-				 " WHERE name OPERATOR(pg_catalog.=) $1",
-				 1, argtypes, values, NULL);
+	catalog_pipeline_clear_schedule(pipeline);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

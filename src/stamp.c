@@ -17,6 +17,7 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "catalog.h"
 #include "source_read.h"
 
 #include "access/htup_details.h"
@@ -116,11 +117,6 @@ static bool
 read_here(Relation rel)
 {
 	List	   *rels = list_make1_oid(RelationGetRelid(rel));
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum		values[1];
-	Datum	   *elems;
-	ListCell   *lc;
-	int			i = 0;
 	bool		result;
 	char	   *version;
 
@@ -130,22 +126,9 @@ read_here(Relation rel)
 		return true;
 	if (rel->rd_rel->relispartition)
 		rels = list_concat(rels, get_partition_ancestors(RelationGetRelid(rel)));
-	elems = palloc(sizeof(Datum) * list_length(rels));
-	foreach(lc, rels)
-		elems[i++] = ObjectIdGetDatum(lfirst_oid(lc));
-	values[0] = PointerGetDatum(construct_array(elems, i, OIDOID, sizeof(Oid),
-												true, TYPALIGN_INT));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_exec("SELECT EXISTS (SELECT FROM autocdc.checkpoint c "
-				 "  JOIN autocdc.flow f ON f.name OPERATOR(pg_catalog.=) c.flow "
-				 " WHERE f.source::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) "
-				 "   AND f.read_mode OPERATOR(pg_catalog.=) 'incremental' "
-				 "   AND (c.source_oid IS NULL "
-				 "        OR (c.source_oid OPERATOR(pg_catalog.=) f.source::pg_catalog.oid "
-				 "            AND c.cluster_id IN (SELECT l.system_identifier FROM autocdc.lineage l))))",
-				 1, argtypes, values, NULL);
-	result = spi_bool(0, 1);
+	result = catalog_sources_read(rels);
 	SPI_finish();
 	return result;
 }

@@ -15,6 +15,7 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "catalog.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
@@ -51,32 +52,24 @@ PG_FUNCTION_INFO_V1(autocdc_on_drop_extension);
 static void
 refuse_while_read(Oid relid)
 {
-	List	   *rels = find_all_inheritors(relid, NoLock, NULL);
-	Datum	   *oids = palloc(sizeof(Datum) * list_length(rels));
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum		values[1];
+	List	   *flows = NIL,
+			   *owners = NIL;
 	StringInfoData names;
 	char	   *first = NULL;
 	int			hidden = 0;
-	ListCell   *lc;
+	ListCell   *lc,
+			   *lo;
 
-	foreach(lc, rels)
-		oids[foreach_current_index(lc)] = ObjectIdGetDatum(lfirst_oid(lc));
-	values[0] = PointerGetDatum(construct_array(oids, list_length(rels), OIDOID,
-												sizeof(Oid), true, TYPALIGN_INT));
-	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.flow "
-				 " WHERE source::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) ORDER BY name",
-				 1, argtypes, values, NULL);
-	if (SPI_processed == 0)
+	catalog_flows_over_sources(find_all_inheritors(relid, NoLock, NULL),
+							   &flows, &owners);
+	if (flows == NIL)
 		return;
 
 	initStringInfo(&names);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	forboth(lc, flows, lo, owners)
 	{
-		bool		isnull;
-		Oid			owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 2, &isnull));
-		char	   *name = spi_value(i, 1);
+		Oid			owner = lfirst_oid(lo);
+		char	   *name = lfirst(lc);
 
 		if (!has_privs_of_role(GetUserId(), owner))
 		{

@@ -8,7 +8,7 @@
  * each database of autocdc.databases that exists and accepts connections;
  * a name that does not is reported once and looked up again at each pass.
  * A scheduler (connected to its database as the bootstrap superuser) finds
- * the pipelines due, leases each to a run (worker_outcome.c) and starts a
+ * the pipelines due, leases each to a run (catalog_run.c) and starts a
  * run worker for it (worker_run.c): at most autocdc.max_workers at a time,
  * at most autocdc.max_workers_per_role for one owner's pipelines, the
  * owners with the fewest runs going first, never two for one pipeline.  It
@@ -21,7 +21,7 @@
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
-#include "flow.h"
+#include "catalog.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -459,19 +459,9 @@ reap_runs(List **runs, bool record)
 static void
 mark_interrupted_runs(List *runs)
 {
-	List	   *ids = NIL;
 	ListCell   *lc;
 
-	catalog_exec("SELECT id FROM autocdc.pipeline WHERE last_status OPERATOR(pg_catalog.=) 'running'",
-				 0, NULL, NULL, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		int64	   *id = palloc(sizeof(int64));
-
-		*id = spi_int64(i, 1);
-		ids = lappend(ids, id);
-	}
-	foreach(lc, ids)
+	foreach(lc, catalog_running_pipelines())
 	{
 		int64		id = *(int64 *) lfirst(lc);
 
@@ -485,27 +475,16 @@ mark_interrupted_runs(List *runs)
 static List *
 load_due(MemoryContext cxt)
 {
-	Oid			argtypes[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(autocdc_max_workers)};
 	List	   *due = NIL;
+	ListCell   *lc;
 
-	catalog_exec("SELECT id, owner FROM ("
-				 "  SELECT id, owner::pg_catalog.oid, next_run_at, pg_catalog.row_number() OVER "
-				 "         (PARTITION BY owner ORDER BY next_run_at NULLS FIRST, id) AS n "
-				 "    FROM autocdc.pipeline "
-				 "   WHERE schedule IS NOT NULL AND last_status IS DISTINCT FROM 'running' "
-				 "     AND COALESCE(next_run_at, '-infinity') OPERATOR(pg_catalog.<=) pg_catalog.now()) d "
-				 " WHERE n OPERATOR(pg_catalog.<=) $1 "
-				 " ORDER BY next_run_at NULLS FIRST, id",
-				 1, argtypes, values, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lc, catalog_due_pipelines(autocdc_max_workers))
 	{
+		CatalogPipeline *p = lfirst(lc);
 		DuePipeline *d = MemoryContextAllocZero(cxt, sizeof(DuePipeline));
-		bool		isnull;
 
-		d->id = spi_int64(i, 1);
-		d->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-												  SPI_tuptable->tupdesc, 2, &isnull));
+		d->id = p->id;
+		d->owner = p->owner;
 		due = lappend(due, d);
 	}
 	return due;
@@ -598,13 +577,10 @@ start_due_runs(List **runs, List *due, MemoryContext keep)
 static long
 next_due_ms(long sleep_ms)
 {
-	catalog_exec("SELECT (EXTRACT(epoch FROM pg_catalog.min(next_run_at) OPERATOR(pg_catalog.-) pg_catalog.now()) "
-				 "        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 "
-				 "  FROM autocdc.pipeline WHERE schedule IS NOT NULL "
-				 "   AND next_run_at OPERATOR(pg_catalog.>) pg_catalog.now()",
-				 0, NULL, NULL, NULL);
-	if (spi_value(0, 1) != NULL)
-		sleep_ms = Min(sleep_ms, Max(spi_int64(0, 1), 10));
+	int64		due_ms;
+
+	if (catalog_next_due_ms(&due_ms))
+		sleep_ms = Min(sleep_ms, Max(due_ms, 10));
 	return sleep_ms;
 }
 

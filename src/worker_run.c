@@ -13,12 +13,13 @@
  *	  'running' before the run begins.  Every step after connecting records
  *	  its failure; a run cancelled (pg_cancel_backend, or a timeout of its
  *	  own at autocdc.max_run_time) is rolled back and recorded as
- *	  interrupted (run_history.c); a worker that dies without recording an
+ *	  interrupted (catalog_run.c); a worker that dies without recording an
  *	  outcome is recorded by the scheduler (worker.c).  A pipeline a manual
  *	  run holds is "busy" and tried again after naptime.
  *-------------------------------------------------------------------------
  */
 #include "worker.h"
+#include "catalog.h"
 
 #include <signal.h>
 
@@ -43,6 +44,12 @@
 #include "utils/timeout.h"
 
 /*
+ * The run this process is running for a scheduler (set once by the run
+ * worker, which runs one run and exits); 0 in every other backend.
+ */
+int64		autocdc_scheduled_run_id = 0;
+
+/*
  * A cancel that the run's code catches (PL/pgSQL can catch query_canceled)
  * is followed this long after by a termination, which nothing catches.
  */
@@ -52,6 +59,26 @@
 static volatile sig_atomic_t run_time_exceeded = false;
 static TimeoutId cancel_timeout;
 static TimeoutId terminate_timeout;
+
+/* Why a run that went on past autocdc.max_run_time failed. */
+char *
+run_time_exceeded_reason(void)
+{
+	return psprintf("the run exceeded autocdc.max_run_time (%s)",
+					GetConfigOptionByName("autocdc.max_run_time", NULL, false));
+}
+
+/*
+ * Settings a worker's own bookkeeping needs whatever the database's
+ * settings say (it connects as the bootstrap superuser, so the database's
+ * and that role's settings apply): it must be able to write its catalog.
+ */
+void
+worker_force_settings(void)
+{
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+}
 
 static void
 begin_work(const char *what)
@@ -127,18 +154,11 @@ disable_run_timeouts(void)
 static bool
 load_pipeline(int64 id, char **name, Oid *owner, MemoryContext cxt)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(id)};
-	bool		isnull;
+	char	   *found;
 
-	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.pipeline "
-				 " WHERE id OPERATOR(pg_catalog.=) $1",
-				 1, argtypes, values, NULL);
-	if (SPI_processed != 1)
+	if (!catalog_pipeline_by_id(id, &found, owner))
 		return false;
-	*name = MemoryContextStrdup(cxt, spi_value(0, 1));
-	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											SPI_tuptable->tupdesc, 2, &isnull));
+	*name = MemoryContextStrdup(cxt, found);
 	return true;
 }
 

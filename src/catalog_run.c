@@ -1,35 +1,273 @@
 /*-------------------------------------------------------------------------
- * run_history.c
- *	  autocdc.run_history, one row per run of a pipeline, and what a run
- *	  that was interrupted leaves behind.
+ * catalog_run.c
+ *	  A pipeline's runs in autocdc's catalog (catalog.h): its row's
+ *	  schedule and scheduled-run state (autocdc.pipeline), one row per run
+ *	  (autocdc.run_history), and what a run that was interrupted leaves
+ *	  behind.
  *
- * A scheduled run's row is committed as 'running' by its worker before the
- * run starts, so that other sessions see it, and completed in the run's
- * own transaction.  A run that is cancelled or times out is rolled back
- * whole; its worker records it in a new transaction.  A worker that exits
- * without an outcome (terminated, or a fatal error) is recorded by its
- * scheduler, and a run cut short by a crash or a restart by the next
- * scheduler, which finds its pipeline still leased.  Either way the
+ * The pipeline's row is written by the scheduler and the run workers
+ * alike: the lease a run takes before its worker starts, the outcome that
+ * replaces it, and the one back-off after a failure.  A lease marks the
+ * pipeline running and moves its next run to where a failure would put
+ * it, before the worker exists: a worker that crashes, is terminated,
+ * cannot connect or cannot record its outcome is then tried again no
+ * sooner than after a failed run, never in a tight loop.  The outcome the
+ * worker records, or the interruption recorded when the worker stopped
+ * without one, replaces the lease.
+ *
+ * A scheduled run's history row is committed as 'running' by its worker
+ * before the run starts, so that other sessions see it, and completed in
+ * the run's own transaction.  A run that is cancelled or times out is
+ * rolled back whole; its worker records it in a new transaction.  A worker
+ * that exits without an outcome (terminated, or a fatal error) is recorded
+ * by its scheduler, and a run cut short by a crash or a restart by the
+ * next scheduler, which finds its pipeline still leased.  Either way the
  * pipeline's row says 'interrupted', the run's history row too, and the
  * event log gets one 'interrupted' row per flow of the pipeline: all of
  * them were rolled back.  A manual run writes its row, and its pipeline's,
  * in the caller's transaction (README, Run history).
  *-------------------------------------------------------------------------
  */
-#include "worker.h"
+#include "catalog.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
+/* The pipeline's name and owner; false when there is no such pipeline. */
+bool
+catalog_pipeline_by_id(int64 id, char **name, Oid *owner)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	bool		isnull;
+
+	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.pipeline "
+				 " WHERE id OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		return false;
+	*name = spi_value(0, 1);
+	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 2, &isnull));
+	return true;
+}
+
+/* The ids of the named pipelines, as int64 * in a List. */
+List *
+catalog_pipeline_ids(List *names)
+{
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1];
+	List	   *ids = NIL;
+
+	if (names == NIL)
+		return NIL;
+	values[0] = list_to_text_array(names);
+	catalog_exec("SELECT id FROM autocdc.pipeline WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		int64	   *id = palloc(sizeof(int64));
+
+		*id = spi_int64(i, 1);
+		ids = lappend(ids, id);
+	}
+	return ids;
+}
+
+/* A new run id, for a manual run (a scheduled run's is its history row's). */
+int64
+catalog_next_run_id(void)
+{
+	catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
+	return spi_int64(0, 1);
+}
+
+/* The pipeline is run every `every` (0: continuously), from now on. */
+void
+catalog_pipeline_set_schedule(const char *pipeline, Interval *every)
+{
+	Oid			argtypes[2] = {TEXTOID, INTERVALOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(pipeline);
+	values[1] = IntervalPGetDatum(every);
+	catalog_exec("UPDATE autocdc.pipeline SET schedule = $2, next_run_at = pg_catalog.now(), "
+				 "       failures = 0 WHERE name OPERATOR(pg_catalog.=) $1",
+				 2, argtypes, values, NULL);
+}
+
+void
+catalog_pipeline_clear_schedule(const char *pipeline)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(pipeline)};
+
+	catalog_exec("UPDATE autocdc.pipeline SET schedule = NULL, next_run_at = NULL "
+				 " WHERE name OPERATOR(pg_catalog.=) $1",
+				 1, argtypes, values, NULL);
+}
+
+/* The pipelines leased to a run ('running'): their ids, as int64 * in a List. */
+List *
+catalog_running_pipelines(void)
+{
+	List	   *ids = NIL;
+
+	catalog_exec("SELECT id FROM autocdc.pipeline WHERE last_status OPERATOR(pg_catalog.=) 'running'",
+				 0, NULL, NULL, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		int64	   *id = palloc(sizeof(int64));
+
+		*id = spi_int64(i, 1);
+		ids = lappend(ids, id);
+	}
+	return ids;
+}
+
 /*
- * The run this process is running for a scheduler (set once by the run
- * worker, which runs one run and exits); 0 in every other backend.
+ * The due pipelines, oldest first, at most per_owner of each owner, as
+ * CatalogPipeline * in a List.
  */
-int64		autocdc_scheduled_run_id = 0;
+List *
+catalog_due_pipelines(int per_owner)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(per_owner)};
+	List	   *due = NIL;
+
+	catalog_exec("SELECT id, owner FROM ("
+				 "  SELECT id, owner::pg_catalog.oid, next_run_at, pg_catalog.row_number() OVER "
+				 "         (PARTITION BY owner ORDER BY next_run_at NULLS FIRST, id) AS n "
+				 "    FROM autocdc.pipeline "
+				 "   WHERE schedule IS NOT NULL AND last_status IS DISTINCT FROM 'running' "
+				 "     AND COALESCE(next_run_at, '-infinity') OPERATOR(pg_catalog.<=) pg_catalog.now()) d "
+				 " WHERE n OPERATOR(pg_catalog.<=) $1 "
+				 " ORDER BY next_run_at NULLS FIRST, id",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		CatalogPipeline *p = palloc(sizeof(CatalogPipeline));
+		bool		isnull;
+
+		p->id = spi_int64(i, 1);
+		p->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+												  SPI_tuptable->tupdesc, 2, &isnull));
+		due = lappend(due, p);
+	}
+	return due;
+}
+
+/*
+ * How long until the next scheduled pipeline is due, in ms, into *ms;
+ * false when none is due later than now.
+ */
+bool
+catalog_next_due_ms(int64 *ms)
+{
+	catalog_exec("SELECT (EXTRACT(epoch FROM pg_catalog.min(next_run_at) OPERATOR(pg_catalog.-) pg_catalog.now()) "
+				 "        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 "
+				 "  FROM autocdc.pipeline WHERE schedule IS NOT NULL "
+				 "   AND next_run_at OPERATOR(pg_catalog.>) pg_catalog.now()",
+				 0, NULL, NULL, NULL);
+	if (spi_value(0, 1) == NULL)
+		return false;
+	*ms = spi_int64(0, 1);
+	return true;
+}
+
+/*
+ * The wait before the next try after `failures` (an SQL expression on p,
+ * the pipeline's row) failures in a row: the schedule's interval (at least
+ * autocdc.naptime), doubled with each failure after the first, at most
+ * autocdc.max_retry_delay.  The settings are integers, pasted as literals.
+ */
+static char *
+retry_delay_sql(const char *failures)
+{
+	return psprintf("pg_catalog.make_interval(secs => LEAST(%d::pg_catalog.float8, "
+					"      GREATEST(EXTRACT(epoch FROM p.schedule)::pg_catalog.float8, %d OPERATOR(pg_catalog./) 1000.0::pg_catalog.float8) "
+					"      OPERATOR(pg_catalog.*) pg_catalog.power(2::pg_catalog.float8, LEAST((%s) OPERATOR(pg_catalog.-) 1, 30))))",
+					autocdc_max_retry_delay_s, autocdc_naptime_ms, failures);
+}
+
+/*
+ * Leases a due pipeline to a run about to start: running, and next due as
+ * if this run failed.  False when it is no longer due, or when another
+ * transaction holds its row (a manual run's, which has it busy anyway).
+ */
+bool
+pipeline_lease(int64 id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+
+	/* a manual run's transaction may hold the row until it ends: not waited for */
+	catalog_exec("SELECT 1 FROM autocdc.pipeline WHERE id OPERATOR(pg_catalog.=) $1 "
+				 "   FOR UPDATE SKIP LOCKED",
+				 1, argtypes, values, NULL);
+	if (SPI_processed != 1)
+		return false;
+	catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = 'running', last_error = NULL, "
+						  "       last_started_at = pg_catalog.clock_timestamp(), "
+						  "       next_run_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) %s "
+						  " WHERE p.id OPERATOR(pg_catalog.=) $1 AND p.schedule IS NOT NULL "
+						  "   AND p.last_status IS DISTINCT FROM 'running' "
+						  "   AND COALESCE(p.next_run_at, '-infinity') OPERATOR(pg_catalog.<=) pg_catalog.now()",
+						  retry_delay_sql("p.failures OPERATOR(pg_catalog.+) 1")),
+				 1, argtypes, values, NULL);
+	return SPI_processed == 1;
+}
+
+/*
+ * Records how a run went ('success', 'failed', 'interrupted' or 'busy') and
+ * when the next one is due: the schedule's next tick; for a continuous
+ * pipeline at once, or after naptime when nothing was new (rows_read 0);
+ * after naptime when busy; after a failure or an interruption (which
+ * counts as one: a run that keeps being cut short must not loop), the
+ * back-off.  With only_running, only over a
+ * lease nothing replaced yet.
+ */
+void
+pipeline_record_outcome(int64 id, const char *status, const char *error,
+						int64 rows_read, bool only_running)
+{
+	Oid			argtypes[4] = {INT8OID, TEXTOID, TEXTOID, INT8OID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(id);
+	values[1] = CStringGetTextDatum(status);
+	if (error)
+		values[2] = CStringGetTextDatum(error);
+	else
+		nulls[2] = 'n';
+	values[3] = Int64GetDatum(rows_read);
+	catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = $2, last_error = $3, "
+						  "  last_finished_at = pg_catalog.clock_timestamp(), "
+						  "  failures = CASE $2 WHEN 'failed' THEN p.failures OPERATOR(pg_catalog.+) 1 "
+						  "                     WHEN 'interrupted' THEN p.failures OPERATOR(pg_catalog.+) 1 "
+						  "                     WHEN 'success' THEN 0 ELSE p.failures END, "
+						  "  next_run_at = CASE "
+						  "    WHEN p.schedule IS NULL THEN NULL "
+						  "    WHEN $2 OPERATOR(pg_catalog.=) ANY ('{failed,interrupted}') THEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) %s "
+						  "    WHEN $2 OPERATOR(pg_catalog.=) 'busy' OR (p.schedule OPERATOR(pg_catalog.=) '0' AND $4 OPERATOR(pg_catalog.=) 0) "
+						  "      THEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
+						  "           pg_catalog.make_interval(secs => %d OPERATOR(pg_catalog./) 1000.0) "
+						  "    WHEN p.schedule OPERATOR(pg_catalog.=) '0' THEN pg_catalog.clock_timestamp() "
+						  "    ELSE GREATEST(pg_catalog.clock_timestamp(), p.last_started_at OPERATOR(pg_catalog.+) p.schedule) END "
+						  "WHERE p.id OPERATOR(pg_catalog.=) $1%s",
+						  retry_delay_sql("p.failures OPERATOR(pg_catalog.+) 1"),
+						  autocdc_naptime_ms,
+						  only_running ? " AND p.last_status OPERATOR(pg_catalog.=) 'running'" : ""),
+				 4, argtypes, values, nulls);
+}
 
 /*
  * A run that did nothing (read nothing and succeeded, or found its
@@ -320,7 +558,6 @@ record_interrupted_manual_run(int64 pipeline_id, int64 run_id, int pid, Oid run_
 	Datum		values[6];
 	char	   *pipeline;
 	Oid			owner;
-	bool		isnull;
 	ManualOutcome o;
 
 	values[0] = Int64GetDatum(pipeline_id);
@@ -329,14 +566,8 @@ record_interrupted_manual_run(int64 pipeline_id, int64 run_id, int pid, Oid run_
 	values[3] = ObjectIdGetDatum(run_by);
 	values[4] = TimestampTzGetDatum(started);
 	values[5] = CStringGetTextDatum(reason);
-	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.pipeline "
-				 " WHERE id OPERATOR(pg_catalog.=) $1",
-				 1, argtypes, values, NULL);
-	if (SPI_processed != 1)
+	if (!catalog_pipeline_by_id(pipeline_id, &pipeline, &owner))
 		return false;
-	pipeline = spi_value(0, 1);
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 2, &isnull));
 	catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
 				 "       started_at, ended_at, rows_read, error, run_by, pipeline_owner) "
 				 "SELECT $2, p.name, 'manual', $3, 'interrupted', $5, pg_catalog.clock_timestamp(), "
