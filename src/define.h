@@ -114,7 +114,8 @@ extern char *define_aux_table_head(StringInfo sql, FlowSpec *spec,
 extern Oid	define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
 									const char *what, Oid owner);
 
-/* define_scd2.c */
+/* define_scd2.c; a target's value columns at most (the fold's column masks) */
+#define SCD2_MAX_VALUES 64
 extern void scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);
 extern void scd2_check_existing_target(FlowSpec *spec, Oid relid);
 extern void scd2_check_history_collations(FlowSpec *spec, Oid relid);

@@ -19,6 +19,7 @@
  * stored events and versions; a batch of any size goes chunk by chunk.
  *-------------------------------------------------------------------------
  */
+#include "define.h"
 #include "retention.h"
 #include "scd2_fold.h"
 #include "validate.h"
@@ -334,12 +335,12 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 	MemoryContext oldcxt;
 	Size		bound = (Size) work_mem * 1024;
 
-	if (list_length(c->values) > 64)
+	if (list_length(c->values) > SCD2_MAX_VALUES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("flow \"%s\": SCD type 2 target \"%s\" has %d value columns",
 						f->name, get_rel_name(f->target), list_length(c->values)),
-				 errdetail("An SCD type 2 target holds at most 64 columns besides its keys."),
+				 errdetail("An SCD type 2 target holds at most %d columns besides its keys.", SCD2_MAX_VALUES),
 				 errhint("Keep the history of fewer columns in this target, e.g. in a second target.")));
 	ev = events_read(f, p, events_sql, false);
 	memset(&F, 0, sizeof(F));
