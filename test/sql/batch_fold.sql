@@ -4,6 +4,10 @@
 -- and the counts must be equal.  Then the batches the C fold hands to the
 -- SQL fold: bad events, truncates, values equal by "=" but not in binary,
 -- keys it cannot hash.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA bfo;
 SET search_path = bfo, public;
 \set VERBOSITY default

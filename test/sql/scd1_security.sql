@@ -1,4 +1,8 @@
 -- Flows act with their owner's rights; other roles cannot use them.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE ROLE acdc_alice LOGIN;
 CREATE ROLE acdc_bob LOGIN;
 CREATE SCHEMA sec AUTHORIZATION acdc_alice;

@@ -1,4 +1,8 @@
 -- Several flows into one SCD 2 target, existing targets, and what is refused.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA fl2;
 SET search_path = fl2, public;
 

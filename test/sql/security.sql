@@ -1,6 +1,10 @@
 -- A server many roles share: no role's code runs with another's rights,
 -- pipelines cannot be captured, one flow cannot harm another, and errors
 -- about other roles' objects tell nothing but that a name is taken.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE ROLE acdc_mallory LOGIN;
 CREATE ROLE acdc_trent LOGIN;
 CREATE SCHEMA mal AUTHORIZATION acdc_mallory;
