@@ -227,6 +227,93 @@ refuse_aux_of_former_owner(FlowSpec *spec, Oid state, Oid composite)
 }
 
 /*
+ * How many of the flows already into a target give a track-history list
+ * (autocdc.flow.options holds the arguments as given), and the name of one
+ * that gives none (NULL if none does).
+ */
+static int
+flows_listing_tracked(Oid target, char **tracking_all)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(target)};
+	int			listing = 0;
+
+	*tracking_all = NULL;
+	/* a list given is a JSON array there, an empty one the same as none */
+	catalog_exec("SELECT name, pg_catalog.jsonb_typeof(l) OPERATOR(pg_catalog.=) 'array' "
+				 "         AND l OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
+				 "       OR pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.=) 'array' "
+				 "         AND e OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
+				 "  FROM autocdc.flow, "
+				 "       LATERAL (SELECT options OPERATOR(pg_catalog.->) 'track_history_column_list'::pg_catalog.text, "
+				 "         options OPERATOR(pg_catalog.->) 'track_history_except_column_list'::pg_catalog.text) o (l, e) "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass ORDER BY name",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		if (spi_bool(i, 2))
+			listing++;
+		else if (*tracking_all == NULL)
+			*tracking_all = spi_value(i, 1);
+	}
+	return listing;
+}
+
+/*
+ * Flows into one SCD 2 target keep one history, so they track one set of
+ * columns: each flow the columns it lists, or, giving no list, every value
+ * column of the target (its event store's and this flow's), which a list
+ * of all of them equals, in any order.  The target's track_columns stays
+ * NULL (all) while no flow gives a list, so that a flow bringing a new
+ * value column tracks it too; once one does, it is that list.  A target
+ * whose flows track all of its value columns in both ways cannot gain one.
+ */
+static void
+agree_on_tracking(FlowSpec *spec, Oid state, List *stored)
+{
+	List	   *all = event_store_value_columns(state, spec->keys);
+	bool		adds = false;
+	char	   *tracking_all;
+	int			listing = flows_listing_tracked(spec->target, &tracking_all);
+	List	   *mine;
+	List	   *result;
+	ListCell   *lc;
+
+	foreach(lc, spec->columns)
+		if (!list_has_string(all, lfirst(lc)))
+		{
+			all = lappend(all, lfirst(lc));
+			adds = true;
+		}
+	mine = spec->track_columns != NIL ? spec->track_columns : all;
+	if ((listing > 0 && !same_string_sets(mine, stored)) ||
+		(tracking_all != NULL && !same_string_sets(mine, all)))
+	{
+		bool		grows = adds && listing > 0 && tracking_all != NULL;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
+						spec->name, get_rel_name(spec->target)),
+				 grows ? errdetail("Flows into one SCD type 2 target keep one history. Flow \"%s\" gives no track-history list, so it tracks every value column of the target, and this flow would add columns that the flows giving a list do not track.",
+								   tracking_all)
+				 : errdetail("Flows into one SCD type 2 target keep one history."),
+				 grows ? errhint("Give every flow into the target the same track-history list, or give none a list.") : 0));
+	}
+	result = listing == 0 && spec->track_columns == NIL ? NIL : mine;
+	if ((result == NIL) != (stored == NIL) || !same_string_sets(result, stored))
+	{
+		Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
+		Datum		values[2] = {ObjectIdGetDatum(spec->target),
+		result != NIL ? list_to_text_array(result) : (Datum) 0};
+
+		catalog_exec("UPDATE autocdc.target SET track_columns = $2 "
+					 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+					 2, argtypes, values, result != NIL ? "  " : " n");
+	}
+}
+
+/*
  * Registers the target and its state, or, when other flows already feed
  * it, checks that this one agrees with them (DESIGN §3: several AUTO CDC
  * flows into one target).
@@ -274,14 +361,8 @@ register_target(FlowSpec *spec, Oid owner)
 		if (spec->scd_type == 2)
 		{
 			Datum		tc = SPI_getbinval(tup, desc, 7, &isnull);
-			List	   *track = isnull ? NIL : text_array_to_list(tc);
 
-			if (!same_string_sets(track, spec->track_columns))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
-								spec->name, tname),
-						 errdetail("Flows into one SCD type 2 target keep one history.")));
+			agree_on_tracking(spec, state, isnull ? NIL : text_array_to_list(tc));
 			scd2_extend_event_store(spec, state);
 		}
 		add_state_partial_columns(spec, state, tracked,
