@@ -228,33 +228,33 @@ refuse_aux_of_former_owner(FlowSpec *spec, Oid state, Oid composite)
 
 /*
  * How many of the flows already into a target give a track-history list
- * (autocdc.flow.options holds the arguments as given), and the name of one
- * that gives none (NULL if none does).
+ * (autocdc.flow.options holds the arguments as given), and whether one
+ * gives none.
  */
 static int
-flows_listing_tracked(Oid target, char **tracking_all)
+flows_listing_tracked(Oid target, bool *tracking_all)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 	int			listing = 0;
 
-	*tracking_all = NULL;
+	*tracking_all = false;
 	/* a list given is a JSON array there, an empty one the same as none */
-	catalog_exec("SELECT name, pg_catalog.jsonb_typeof(l) OPERATOR(pg_catalog.=) 'array' "
+	catalog_exec("SELECT pg_catalog.jsonb_typeof(l) OPERATOR(pg_catalog.=) 'array' "
 				 "         AND l OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
 				 "       OR pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.=) 'array' "
 				 "         AND e OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
 				 "  FROM autocdc.flow, "
 				 "       LATERAL (SELECT options OPERATOR(pg_catalog.->) 'track_history_column_list'::pg_catalog.text, "
 				 "         options OPERATOR(pg_catalog.->) 'track_history_except_column_list'::pg_catalog.text) o (l, e) "
-				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass ORDER BY name",
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		if (spi_bool(i, 2))
+		if (spi_bool(i, 1))
 			listing++;
-		else if (*tracking_all == NULL)
-			*tracking_all = spi_value(i, 1);
+		else
+			*tracking_all = true;
 	}
 	return listing;
 }
@@ -273,7 +273,7 @@ agree_on_tracking(FlowSpec *spec, Oid state, List *stored)
 {
 	List	   *all = event_store_value_columns(state, spec->keys);
 	bool		adds = false;
-	char	   *tracking_all;
+	bool		tracking_all;
 	int			listing = flows_listing_tracked(spec->target, &tracking_all);
 	List	   *mine;
 	List	   *result;
@@ -287,16 +287,15 @@ agree_on_tracking(FlowSpec *spec, Oid state, List *stored)
 		}
 	mine = spec->track_columns != NIL ? spec->track_columns : all;
 	if ((listing > 0 && !same_string_sets(mine, stored)) ||
-		(tracking_all != NULL && !same_string_sets(mine, all)))
+		(tracking_all && !same_string_sets(mine, all)))
 	{
-		bool		grows = adds && listing > 0 && tracking_all != NULL;
+		bool		grows = adds && listing > 0 && tracking_all;
 
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
 						spec->name, get_rel_name(spec->target)),
-				 grows ? errdetail("Flows into one SCD type 2 target keep one history. Flow \"%s\" gives no track-history list, so it tracks every value column of the target, and this flow would add columns that the flows giving a list do not track.",
-								   tracking_all)
+				 grows ? errdetail("Flows into one SCD type 2 target keep one history. A flow into it that gives no track-history list tracks every value column of the target, and this flow would add columns that the flows giving a list do not track.")
 				 : errdetail("Flows into one SCD type 2 target keep one history."),
 				 grows ? errhint("Give every flow into the target the same track-history list, or give none a list.") : 0));
 	}

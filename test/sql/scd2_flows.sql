@@ -121,6 +121,11 @@ SELECT autocdc.create_auto_cdc_flow(target => 'tr3', source => 'tr_b', keys => A
   sequence_by => 'seq', stored_as_scd_type => 2, name => 'tr3_all', pipeline => 'fl2tr3');
 SELECT flow, rows_read, status FROM autocdc.run('fl2tr3');
 SELECT * FROM tr3 ORDER BY id, __start_at;
+-- Flows that all give a list may bring the target a column they do not track.
+ALTER TABLE tr3 ADD COLUMN note text;
+SELECT autocdc.create_auto_cdc_flow(target => 'tr3', source => 'tr_wide', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_column_list => ARRAY['name', 'amount'],
+  name => 'tr3_wide', pipeline => 'fl2tr3');
 -- Once the listing flow is gone, the target tracks all again and a flow
 -- bringing a new value column tracks it too.
 SELECT autocdc.drop_flow('tr1_listed');
