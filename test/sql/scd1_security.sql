@@ -62,3 +62,10 @@ RESET ROLE;
 RESET search_path;
 DROP FUNCTION public.pg_current_snapshot();
 DROP FUNCTION public.now();
+
+-- Clean up: no role is left behind, so that the file runs again on this server.
+SET client_min_messages = warning;
+DROP SCHEMA sec CASCADE;
+RESET client_min_messages;
+SELECT count(*) AS flows_left FROM autocdc.flows WHERE pipeline = 'alice';
+DROP ROLE acdc_alice, acdc_bob;

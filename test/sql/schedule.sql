@@ -53,3 +53,10 @@ SET ROLE acdc_carol;
 SELECT autocdc.unschedule('carol');
 SELECT name, schedule, next_run_at FROM autocdc.pipelines;
 RESET ROLE;
+
+-- Clean up: no role is left behind, so that the file runs again on this server.
+SET client_min_messages = warning;
+DROP SCHEMA sch CASCADE;
+RESET client_min_messages;
+SELECT count(*) AS pipelines_left FROM autocdc.pipelines WHERE name IN ('carol', 'nologin');
+DROP ROLE acdc_carol, acdc_dave, acdc_nologin;

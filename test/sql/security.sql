@@ -412,7 +412,7 @@ SET client_min_messages = warning;
 DROP SCHEMA harm CASCADE;
 DROP SCHEMA mal CASCADE;
 DROP SCHEMA tre CASCADE;
-DROP TABLE public.d_src2, public.secret, public.p_src, public.p_t, public.signed, public.ty_h;
+DROP TABLE public.d_src2, public.secret, public.p_src, public.p_t, public.signed;
 DROP FUNCTION public.sign(text), public.signed();
 RESET client_min_messages;
 SELECT count(*) AS flows_left FROM autocdc.flows WHERE pipeline IN ('mal', 'mal2', 'trent', 'cancel', 'reused', 'ty', 'mal_h', 'admin_h', 'mal_l')
