@@ -34,6 +34,8 @@ typedef struct TargetRegistration
 } TargetRegistration;
 
 extern bool catalog_target_registration(Oid target, TargetRegistration *reg);
+extern int	catalog_flows_listing_tracked(Oid target, bool *tracking_all);
+extern void catalog_target_set_track_columns(Oid target, List *cols);
 extern bool catalog_target_kind(Oid target, FlowKind *kind, int *scd_type, List **keys);
 extern Oid	catalog_target_state(Oid target);
 extern bool catalog_compact_target(Oid target, FlowDef *f);

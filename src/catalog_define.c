@@ -537,3 +537,49 @@ catalog_sources_read(List *relids)
 				 1, argtypes, values, NULL);
 	return spi_bool(0, 1);
 }
+
+/*
+ * How many of the flows already into a target give a track-history list
+ * (autocdc.flow.options holds the arguments as given), and whether one
+ * gives none.
+ */
+int
+catalog_flows_listing_tracked(Oid target, bool *tracking_all)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(target)};
+	int			listing = 0;
+
+	*tracking_all = false;
+	/* a list given is a JSON array there, an empty one the same as none */
+	catalog_exec("SELECT pg_catalog.jsonb_typeof(l) OPERATOR(pg_catalog.=) 'array' "
+				 "         AND l OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
+				 "       OR pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.=) 'array' "
+				 "         AND e OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
+				 "  FROM autocdc.flow, "
+				 "       LATERAL (SELECT options OPERATOR(pg_catalog.->) 'track_history_column_list'::pg_catalog.text, "
+				 "         options OPERATOR(pg_catalog.->) 'track_history_except_column_list'::pg_catalog.text) o (l, e) "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		if (spi_bool(i, 1))
+			listing++;
+		else
+			*tracking_all = true;
+	}
+	return listing;
+}
+
+/* The columns an SCD 2 target's history is tracked on (NIL: all). */
+void
+catalog_target_set_track_columns(Oid target, List *cols)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
+	Datum		values[2] = {ObjectIdGetDatum(target),
+	cols != NIL ? list_to_text_array(cols) : (Datum) 0};
+
+	catalog_exec("UPDATE autocdc.target SET track_columns = $2 "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 2, argtypes, values, cols != NIL ? "  " : " n");
+}

@@ -206,6 +206,51 @@ refuse_aux_of_former_owner(FlowSpec *spec, Oid state, Oid composite)
 }
 
 /*
+ * Flows into one SCD 2 target keep one history, so they track one set of
+ * columns: each flow the columns it lists, or, giving no list, every value
+ * column of the target (its event store's and this flow's), which a list
+ * of all of them equals, in any order.  The target's track_columns stays
+ * NULL (all) while no flow gives a list, so that a flow bringing a new
+ * value column tracks it too; once one does, it is that list.  A target
+ * whose flows track all of its value columns in both ways cannot gain one.
+ */
+static void
+agree_on_tracking(FlowSpec *spec, Oid state, List *stored)
+{
+	List	   *all = event_store_value_columns(state, spec->keys);
+	bool		adds = false;
+	bool		tracking_all;
+	int			listing = catalog_flows_listing_tracked(spec->target, &tracking_all);
+	List	   *mine;
+	List	   *result;
+	ListCell   *lc;
+
+	foreach(lc, spec->columns)
+		if (!list_has_string(all, lfirst(lc)))
+		{
+			all = lappend(all, lfirst(lc));
+			adds = true;
+		}
+	mine = spec->track_columns != NIL ? spec->track_columns : all;
+	if ((listing > 0 && !same_string_sets(mine, stored)) ||
+		(tracking_all && !same_string_sets(mine, all)))
+	{
+		bool		grows = adds && listing > 0 && tracking_all;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
+						spec->name, get_rel_name(spec->target)),
+				 grows ? errdetail("Flows into one SCD type 2 target keep one history. A flow into it that gives no track-history list tracks every value column of the target, and this flow would add columns that the flows giving a list do not track.")
+				 : errdetail("Flows into one SCD type 2 target keep one history."),
+				 grows ? errhint("Give every flow into the target the same track-history list, or give none a list.") : 0));
+	}
+	result = listing == 0 && spec->track_columns == NIL ? NIL : mine;
+	if ((result == NIL) != (stored == NIL) || !same_string_sets(result, stored))
+		catalog_target_set_track_columns(spec->target, result);
+}
+
+/*
  * Registers the target and its state, or, when other flows already feed
  * it, checks that this one agrees with them (doc/design.md §2.9: several AUTO
  * CDC flows into one target).
@@ -242,12 +287,7 @@ register_target(FlowSpec *spec, Oid owner)
 		define_check_seq_collation(spec, state, composite);
 		if (spec->scd_type == 2)
 		{
-			if (!same_string_sets(reg.track_columns, spec->track_columns))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("flow \"%s\" must track the history of the columns the other flows into \"%s\" track",
-								spec->name, tname),
-						 errdetail("Flows into one SCD type 2 target keep one history.")));
+			agree_on_tracking(spec, state, reg.track_columns);
 			scd2_extend_event_store(spec, state);
 		}
 		add_state_partial_columns(spec, state, tracked,

@@ -1,4 +1,8 @@
 -- Snapshot + CDC in one ordering domain, and append flows.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA bf;
 SET search_path = bf, public;
 

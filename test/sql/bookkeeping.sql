@@ -2,6 +2,10 @@
 -- last run and running totals are kept in its checkpoint row (shown by
 -- autocdc.flows), and log rows older than autocdc.event_log_retention are
 -- pruned by runs, a bounded number at a time, while the totals stay.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA bk;
 SET search_path = bk, public;
 SHOW autocdc.log_empty_runs;

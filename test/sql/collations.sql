@@ -1,6 +1,10 @@
 -- Every column autocdc derives from a sequence or a key carries the
 -- collation of its origin, and the folds order and match in it.  The test
 -- database sorts in C, where 'B' < 'a'; "en-x-icu" sorts 'a' < 'B'.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA coll;
 SET search_path = coll, public;
 SELECT 'a' < 'B' COLLATE "en-x-icu" AS icu_a_first, 'a' < 'B' COLLATE "C" AS c_a_first;

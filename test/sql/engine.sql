@@ -1,5 +1,9 @@
 -- One fold engine for every flow kind: the batches the C folds of 0.1.0
 -- refused (and left to folds in SQL) fold through it like any other.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA eng;
 SET search_path = eng, public;
 \set VERBOSITY default

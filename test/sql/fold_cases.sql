@@ -5,6 +5,10 @@
 -- them now.  Rounds of out-of-order events, then what the C fold used to
 -- refuse: bad events, truncates, values equal by "=" but not in binary,
 -- keys of a nondeterministic collation, rows past its memory.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA bfo;
 SET search_path = bfo, public;
 \set VERBOSITY default

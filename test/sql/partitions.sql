@@ -5,6 +5,10 @@
 -- partitions (a default partition and sub-partitions among them), each in
 -- two pipelines; then targets partitioned by a column that
 -- is not a key (updates move rows), and the targets that are refused.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA part;
 SET search_path = part, public;
 \set VERBOSITY default

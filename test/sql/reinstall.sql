@@ -2,6 +2,10 @@
 -- autocdc, over sources and targets that hold data (README "Uninstalling"):
 -- start_from => 'now' takes the source's rows as read and the targets' rows
 -- as what came before.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA ri;
 SET search_path = ri, public;
 CREATE TABLE s (id int, v text, seq int, del boolean NOT NULL DEFAULT false);

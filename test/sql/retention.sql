@@ -1,5 +1,9 @@
 -- Retention is the target's: tombstone_retention on a flow sets it, NULL
 -- leaves it to autocdc.tombstone_retention, which only a superuser sets.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 SET client_min_messages = warning;
 CREATE ROLE ret_r_user;
 CREATE TABLE ret_r_src (id int, v text, seq int, op text);

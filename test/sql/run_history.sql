@@ -4,6 +4,10 @@
 -- autocdc.log_empty_runs; a pipeline leased to a scheduled run is left to
 -- it; other roles see none of it; old rows are pruned like the event log.
 -- (Scheduled and interrupted runs: test/t/012_interrupted_runs.pl.)
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE ROLE acdc_rh LOGIN;
 CREATE ROLE acdc_rh_other LOGIN;
 CREATE SCHEMA rh;

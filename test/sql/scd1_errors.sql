@@ -1,5 +1,9 @@
 -- Misuse is refused at creation with a clear error; bad input fails the
 -- flow's run as a whole, naming flow, key and sequence.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA err;
 SET search_path = err, public;
 \set VERBOSITY default

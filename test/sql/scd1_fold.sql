@@ -1,5 +1,9 @@
 -- The SCD type 1 fold: whatever the arrival order and run split, the target
 -- is the fold of all events read, per key, in sequence order.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA fold;
 SET search_path = fold, public;
 

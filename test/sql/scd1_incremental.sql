@@ -1,5 +1,9 @@
 -- Incremental, exactly once: each run reads the rows committed (or written
 -- by its own transaction) since the last, never twice, never missed.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA inc;
 SET search_path = inc, public;
 CREATE TABLE src (id int, v text, seq int);

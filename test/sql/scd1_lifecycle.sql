@@ -1,4 +1,8 @@
 -- ONCE, full refresh, several flows into one target, dropping things.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA life;
 SET search_path = life, public;
 

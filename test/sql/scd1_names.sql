@@ -1,4 +1,8 @@
 -- Names with quotes, spaces, semicolons, capitals: quoted everywhere, never executed.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA "we""ird; schema";
 SET search_path = "we""ird; schema", public;
 CREATE TABLE "Change Log; DROP TABLE x" ("Key ""1""" int, "key;2" text, "Value Col" text,

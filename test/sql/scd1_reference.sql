@@ -1,4 +1,8 @@
 -- The reference docs' users example (SCD type 1), with and without truncate.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA ref;
 SET search_path = ref, public;
 CREATE TABLE users_cdc (userId int, name text, city text, operation text, sequenceNum int);

@@ -1,4 +1,8 @@
 -- Flows act with their owner's rights; other roles cannot use them.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE ROLE acdc_alice LOGIN;
 CREATE ROLE acdc_bob LOGIN;
 CREATE SCHEMA sec AUTHORIZATION acdc_alice;
@@ -58,3 +62,10 @@ RESET ROLE;
 RESET search_path;
 DROP FUNCTION public.pg_current_snapshot();
 DROP FUNCTION public.now();
+
+-- Clean up: no role is left behind, so that the file runs again on this server.
+SET client_min_messages = warning;
+DROP SCHEMA sec CASCADE;
+RESET client_min_messages;
+SELECT count(*) AS flows_left FROM autocdc.flows WHERE pipeline = 'alice';
+DROP ROLE acdc_alice, acdc_bob;

@@ -1,4 +1,8 @@
 -- Several flows into one SCD 2 target, existing targets, and what is refused.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA fl2;
 SET search_path = fl2, public;
 
@@ -30,6 +34,8 @@ SELECT autocdc.create_auto_cdc_flow(target => 'dim', source => 'live', keys => A
 SELECT autocdc.create_auto_cdc_flow(target => 'dim', source => 'live', keys => ARRAY['id'],
   sequence_by => 'seq', except_column_list => ARRAY['op', 'seq'], stored_as_scd_type => 2,
   track_history_column_list => ARRAY['name'], name => 'dim_tracking', pipeline => 'fl2');
+-- (name is all the value columns, which the other flows track: it agrees.)
+SELECT autocdc.drop_flow('dim_tracking');
 
 -- An existing table as SCD 2 target needs the history columns and a unique
 -- (keys, __start_at) index; one that has them is used as it is.
@@ -64,4 +70,67 @@ SELECT count(*) FROM autocdc.as_of(NULL::ready, 8);
 DROP TABLE ready;
 SELECT count(*) FROM pg_proc WHERE proname = 'as_of' AND pronamespace = 'autocdc'::regnamespace
    AND pg_get_function_identity_arguments(oid) LIKE '%ready%';
+
+-- A flow that gives no track-history list tracks every value column of the
+-- target; a flow listing them all, in any order, tracks the same, whichever
+-- came first.  autocdc.target.track_columns is NULL (all) while no flow gives
+-- a list, else the list.  Another set is refused, and so is a column added
+-- to a target whose flows track all in both ways.
+CREATE TABLE tr_a (id int, name text, amount int, seq int);
+CREATE TABLE tr_b (id int, name text, amount int, seq int);
+CREATE TABLE tr_wide (id int, name text, amount int, seq int, note text);
+SELECT autocdc.create_auto_cdc_flow(target => 'tr1', source => 'tr_a', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, name => 'tr1_all', pipeline => 'fl2tr');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr1', source => 'tr_b', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_column_list => ARRAY['seq', 'name', 'amount'],
+  name => 'tr1_listed', pipeline => 'fl2tr');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr2', source => 'tr_b', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_column_list => ARRAY['name', 'amount', 'seq'],
+  name => 'tr2_listed', pipeline => 'fl2tr');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr2', source => 'tr_a', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, name => 'tr2_all', pipeline => 'fl2tr');
+SELECT target, track_columns FROM autocdc.target WHERE target::text LIKE 'tr_' ORDER BY 1;
+SELECT autocdc.create_auto_cdc_flow(target => 'tr1', source => 'tr_a', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_column_list => ARRAY['name', 'amount'],
+  name => 'tr1_fewer', pipeline => 'fl2tr');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr2', source => 'tr_a', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_except_column_list => ARRAY['amount'],
+  name => 'tr2_except', pipeline => 'fl2tr');
+ALTER TABLE tr1 ADD COLUMN note text;
+SELECT autocdc.create_auto_cdc_flow(target => 'tr1', source => 'tr_wide', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_column_list => ARRAY['name', 'amount', 'seq'],
+  name => 'tr1_wide', pipeline => 'fl2tr');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr1', source => 'tr_wide', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, name => 'tr1_wide', pipeline => 'fl2tr');
+-- Both flows fold into one history, on every value column.
+INSERT INTO tr_a VALUES (1, 'one', 10, 1), (2, 'two', 20, 2), (1, 'one', 11, 5);
+INSERT INTO tr_b VALUES (1, 'uno', 11, 3), (2, 'two', 20, 4), (2, 'dos', 20, 6);
+SELECT flow, rows_read, status FROM autocdc.run('fl2tr');
+SELECT * FROM tr1 ORDER BY id, __start_at;
+SELECT * FROM tr2 ORDER BY id, __start_at;
+-- An except list that comes to another flow's list agrees with it.
+CREATE TABLE tr3 (id int, name text, amount int, seq int, __start_at int, __end_at int,
+  PRIMARY KEY (id, __start_at));
+SELECT autocdc.create_auto_cdc_flow(target => 'tr3', source => 'tr_a', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_column_list => ARRAY['amount', 'name'],
+  name => 'tr3_listed', pipeline => 'fl2tr3');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr3', source => 'tr_b', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_except_column_list => ARRAY['seq'],
+  name => 'tr3_except', pipeline => 'fl2tr3');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr3', source => 'tr_b', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, name => 'tr3_all', pipeline => 'fl2tr3');
+SELECT flow, rows_read, status FROM autocdc.run('fl2tr3');
+SELECT * FROM tr3 ORDER BY id, __start_at;
+-- Flows that all give a list may bring the target a column they do not track.
+ALTER TABLE tr3 ADD COLUMN note text;
+SELECT autocdc.create_auto_cdc_flow(target => 'tr3', source => 'tr_wide', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, track_history_column_list => ARRAY['name', 'amount'],
+  name => 'tr3_wide', pipeline => 'fl2tr3');
+-- Once the listing flow is gone, the target tracks all again and a flow
+-- bringing a new value column tracks it too.
+SELECT autocdc.drop_flow('tr1_listed');
+SELECT autocdc.create_auto_cdc_flow(target => 'tr1', source => 'tr_wide', keys => ARRAY['id'],
+  sequence_by => 'seq', stored_as_scd_type => 2, name => 'tr1_wide', pipeline => 'fl2tr');
+SELECT target, track_columns FROM autocdc.target WHERE target::text LIKE 'tr_' ORDER BY 1;
+SELECT autocdc.drop_flow(name) FROM autocdc.flow WHERE pipeline IN ('fl2tr', 'fl2tr3') ORDER BY name;
 RESET search_path;

@@ -1,4 +1,8 @@
 -- SCD type 2 history is the fold of the events, whatever order they come in.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA hist;
 SET search_path = hist, public;
 CREATE TABLE ev (id int, status text, note text, op text, seq int);

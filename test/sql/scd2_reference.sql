@@ -1,4 +1,8 @@
 -- SCD type 2: the reference docs' users example, with and without track history.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA ref2;
 SET search_path = ref2, public;
 CREATE TABLE users_cdc (userId int, name text, city text, operation text, sequenceNum int);

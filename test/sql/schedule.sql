@@ -1,6 +1,10 @@
 -- Scheduling, and what each role may see and do.  (The worker itself is
 -- tested in test/t/001_worker.pl; this database is not in
 -- autocdc.databases, so nothing here runs by itself.)
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE ROLE acdc_carol LOGIN;
 CREATE ROLE acdc_dave LOGIN;
 CREATE ROLE acdc_nologin NOLOGIN;
@@ -49,3 +53,10 @@ SET ROLE acdc_carol;
 SELECT autocdc.unschedule('carol');
 SELECT name, schedule, next_run_at FROM autocdc.pipelines;
 RESET ROLE;
+
+-- Clean up: no role is left behind, so that the file runs again on this server.
+SET client_min_messages = warning;
+DROP SCHEMA sch CASCADE;
+RESET client_min_messages;
+SELECT count(*) AS pipelines_left FROM autocdc.pipelines WHERE name IN ('carol', 'nologin');
+DROP ROLE acdc_carol, acdc_dave, acdc_nologin;

@@ -1,5 +1,9 @@
 -- Sources and targets changed between runs: a clear error, or the
 -- documented behaviour, and never a half-applied run.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA chg;
 SET search_path = chg, public;
 CREATE TABLE src (id int, a text, b int, op text, seq int);

@@ -1,6 +1,10 @@
 -- A run evaluates a flow's expressions under the settings in effect where
 -- the flow was created (autocdc.flow.settings), whoever runs it and
 -- whatever their session's settings are.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 SET client_min_messages = warning;
 
 -- TimeZone: a text without an offset cast to timestamptz.  Under UTC the

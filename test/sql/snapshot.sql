@@ -1,4 +1,8 @@
 -- AUTO CDC from snapshot: the reference docs' four examples, then the rules.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA snap;
 SET search_path = snap, public;
 

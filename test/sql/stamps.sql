@@ -2,6 +2,10 @@
 -- once, wherever they come from; given stamps are kept only by a table no
 -- flow has read here yet (a restore); the trigger is kept enabled ALWAYS;
 -- a checkpoint taken in another cluster is refused.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA st;
 SET search_path = st, public;
 

@@ -2,6 +2,10 @@
 -- edited, deleted or inserted by hand, and a target emptied by TRUNCATE.
 -- Every scenario runs through two pipelines (te_c and te_sql) over one
 -- source, whose targets must agree.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE SCHEMA te;
 SET search_path = te, public;
 

@@ -1,6 +1,10 @@
 -- DROP EXTENSION refuses while targets have auxiliary state in its schema;
 -- CASCADE takes the state, the catalog and the event trigger, and leaves
 -- targets and sources alone.  CREATE EXTENSION again starts clean.
+-- Creates the extension when this file runs alone (make installcheck REGRESS=...).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
 CREATE TABLE un_src (id int, v text, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => 'un_tgt', source => 'un_src', keys => ARRAY['id'],
   sequence_by => 'seq', pipeline => 'uninstall');
