@@ -32,6 +32,7 @@ typedef struct Events
 	Tuplesortstate *sort;
 	int64		nread;			/* rows read, truncates included */
 	int64		nsorted;		/* events in the sort: upserts and deletes */
+	bool		in_memory;		/* sorted without spilling: tuples stay put */
 	bool		has_truncate;
 	Datum		truncate_seq;	/* the latest truncate read */
 	uint32		nkeysets;		/* distinct keys */
@@ -51,8 +52,14 @@ typedef struct Events
 extern Events *events_read(FlowDef *flow, ReadParams *params,
 						   const char *events_sql, bool allow_truncate);
 
-/* The next event in key then sequence order, or NULL after the last. */
+/*
+ * The next event in key then sequence order, or NULL after the last; its
+ * keys, sequence and kind are deformed (slot_getallattrs for the rest).
+ * The slot's tuple is valid until the next call: events_keep keeps it.
+ */
 extern TupleTableSlot *events_next(Events *ev);
+/* dst := src's event, until events_end (without a copy when sorted in memory) */
+extern void events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src);
 
 /* Sequence order: <0, 0, >0. */
 static inline int

@@ -135,8 +135,11 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 			/* a repeat of the event before it */
 			if (n > 0 && events_seq_cmp(ev, F->evs[F->nevs - 1].seq, e->tts_values[ev->seq_att]) == 0)
 				continue;
-			/* the values point into a copy of the row, kept with the chunk */
-			ExecStoreMinimalTuple(ExecCopySlotMinimalTuple(e), slot, false);
+			/* the values point into the sort's row, or a copy kept with the chunk */
+			if (ev->in_memory)
+				events_keep(ev, slot, e);
+			else
+				ExecStoreMinimalTuple(ExecCopySlotMinimalTuple(e), slot, false);
 			slot_getallattrs(slot);
 			x = &F->evs[F->nevs++];
 			x->key = key;
