@@ -104,3 +104,24 @@ SELECT flow, rows_read, rows_upserted, rows_deleted, rows_skipped, status FROM a
   WHERE pipeline IN ('eng_small', 'eng_big') ORDER BY id;
 
 RESET search_path;
+
+-- A ROW(...) sequence all of whose fields are NULL is a NULL sequence, and
+-- a composite key all of whose fields are NULL a NULL key, as SQL's IS
+-- NULL sees them (a row with some fields NULL is neither).
+SET search_path = eng, public;
+CREATE TYPE nk AS (a int, b text);
+CREATE TABLE nr_src (id int, k nk, v int, ts int, n int);
+SELECT autocdc.create_auto_cdc_flow(target => 'nr1', source => 'nr_src', keys => ARRAY['id'],
+  sequence_by => 'ROW(ts, n)', except_column_list => ARRAY['k', 'ts', 'n'], pipeline => 'eng_nr');
+SELECT autocdc.create_auto_cdc_flow(target => 'nr2', source => 'nr_src', keys => ARRAY['k'],
+  sequence_by => 'ROW(ts, n)', except_column_list => ARRAY['id', 'ts', 'n'],
+  stored_as_scd_type => 2, pipeline => 'eng_nr');
+INSERT INTO nr_src VALUES (1, ROW(1, 'x'), 1, 1, NULL), (2, ROW(NULL, NULL), 2, NULL, 1);
+SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('eng_nr') ORDER BY flow;
+INSERT INTO nr_src VALUES (3, ROW(3, 'z'), 3, NULL, NULL);
+\set VERBOSITY terse
+SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('eng_nr') ORDER BY flow;
+\set VERBOSITY default
+SELECT * FROM nr1 ORDER BY id;
+SELECT * FROM nr2 ORDER BY k;
+RESET search_path;
