@@ -191,45 +191,80 @@ state_columns(Scd1Writes *w)
 	return list_concat(cols, list_copy_tail(w->written, list_length(w->written) - w->ntracked));
 }
 
-void
-scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
+/*
+ * The target's deletes, updates and inserts go in one statement, as
+ * data-modifying CTEs: all see the rows as the state statement read them,
+ * and the AFTER triggers they set off (a foreign key's ON DELETE SET NULL
+ * on the target itself, a user's trigger) fire after all three.  As three
+ * statements, such a trigger changing another row of the target would
+ * move it from the tid the UPDATE names it by, and its update would be
+ * lost.
+ */
+static void
+write_target(Scd1Writes *w, FlowCounts *counts)
 {
 	FlowDef    *f = w->flow;
 	char	   *qtarget = rel_qualified_name(f->target);
-	char	   *qstate = rel_qualified_name(f->state);
-	List	   *scols = state_columns(w);
+	bool		del = batch_relation_register(&w->del);
+	bool		upd = batch_relation_register(&w->upd);
+	bool		ins = batch_relation_register(&w->ins);
 	StringInfoData sql;
 
 	counts->upserted = counts->deleted = 0;
+	if (!del && !upd && !ins)
+		return;
 	initStringInfo(&sql);
-	if (batch_relation_register(&w->del))
-		counts->deleted = spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s u WHERE %s",
-												   qtarget, w->del.name,
-												   batch_row_id_match(f, w->by_keys, "t", "u")));
-	if (batch_relation_register(&w->upd))
+	if (del)
+		appendStringInfo(&sql, "WITH __autocdc_d AS (DELETE FROM %s t USING %s u WHERE %s RETURNING 1)",
+						 qtarget, w->del.name, batch_row_id_match(f, w->by_keys, "t", "u"));
+	else
+		appendStringInfoString(&sql, "WITH __autocdc_d AS (SELECT 1 WHERE false)");
+	if (upd)
 	{
 		/* only rows a value changed in (a binary difference may be no change) */
-		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
+		appendStringInfo(&sql, ", __autocdc_u AS (UPDATE %s t SET ", qtarget);
 		append_columns(&sql, f, w->written, false);
 		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", w->upd.name,
 						 batch_row_id_match(f, w->by_keys, "t", "u"));
 		append_columns(&sql, f, w->written, true);
-		appendStringInfoChar(&sql, ')');
-		counts->upserted += spi_exec_by_tid(sql.data);
+		appendStringInfoString(&sql, ") RETURNING 1)");
 	}
-	if (batch_relation_register(&w->ins))
+	else
+		appendStringInfoString(&sql, ", __autocdc_u AS (SELECT 1 WHERE false)");
+	if (ins)
 	{
 		List	   *cols = list_concat_copy(f->keys, w->written);
 
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "INSERT INTO %s (", qtarget);
+		appendStringInfo(&sql, ", __autocdc_i AS (INSERT INTO %s (", qtarget);
 		append_column_list(&sql, cols, NULL);
 		appendStringInfoString(&sql, ") SELECT ");
 		append_column_list(&sql, cols, "u");
-		appendStringInfo(&sql, " FROM %s u", w->ins.name);
-		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-		counts->upserted += SPI_processed;
+		appendStringInfo(&sql, " FROM %s u RETURNING 1)", w->ins.name);
 	}
+	else
+		appendStringInfoString(&sql, ", __autocdc_i AS (SELECT 1 WHERE false)");
+	appendStringInfoString(&sql, " SELECT (SELECT pg_catalog.count(*) FROM __autocdc_d), "
+						   "(SELECT pg_catalog.count(*) FROM __autocdc_u) OPERATOR(pg_catalog.+) "
+						   "(SELECT pg_catalog.count(*) FROM __autocdc_i)");
+	/* the lookups by tid as spi_exec_by_tid plans them; inserts need no lookup */
+	if (del || upd)
+		spi_exec_by_tid(sql.data);
+	else
+		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	counts->deleted = spi_int64(0, 1);
+	counts->upserted = spi_int64(0, 2);
+}
+
+void
+scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
+{
+	FlowDef    *f = w->flow;
+	char	   *qstate = rel_qualified_name(f->state);
+	List	   *scols = state_columns(w);
+	StringInfoData sql;
+
+	write_target(w, counts);
+	initStringInfo(&sql);
 	if (batch_relation_register(&w->stu))
 	{
 		ListCell   *lc;

@@ -125,3 +125,36 @@ SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('eng_nr') ORDER B
 SELECT * FROM nr1 ORDER BY id;
 SELECT * FROM nr2 ORDER BY k;
 RESET search_path;
+
+-- The target's deletes, updates and inserts are one statement: a foreign
+-- key of the target on itself (ON DELETE SET NULL) and a trigger that
+-- changes other rows of the target act after all of them, and no update
+-- is lost.
+SET search_path = eng, public;
+CREATE TABLE emp (id int PRIMARY KEY, mgr int REFERENCES emp (id) ON DELETE SET NULL, name text);
+CREATE TABLE emp_src (id int, mgr int, name text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'emp', source => 'emp_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  pipeline => 'eng_fk');
+INSERT INTO emp_src VALUES (1, NULL, 'boss', 'U', 1), (2, 1, 'ann', 'U', 1), (3, 1, 'bob', 'U', 1);
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_fk');
+INSERT INTO emp_src VALUES (1, NULL, NULL, 'D', 2), (2, 1, 'ann2', 'U', 2), (3, NULL, 'bob2', 'U', 2);
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_fk');
+SELECT * FROM emp ORDER BY id;
+CREATE TABLE tg (id int PRIMARY KEY, v text, hits int DEFAULT 0);
+CREATE FUNCTION tg_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE eng.tg SET hits = hits + 1 WHERE id <> OLD.id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER tg_bump AFTER DELETE ON tg FOR EACH ROW EXECUTE FUNCTION tg_bump();
+CREATE TABLE tg_src (id int, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'tg', source => 'tg_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  pipeline => 'eng_tg');
+INSERT INTO tg_src VALUES (1, 'a', 'U', 1), (2, 'b', 'U', 1);
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_tg');
+INSERT INTO tg_src VALUES (1, NULL, 'D', 2), (2, 'b2', 'U', 2), (3, 'c', 'U', 2);
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_tg');
+SELECT * FROM tg ORDER BY id;
+RESET search_path;
