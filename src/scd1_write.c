@@ -193,66 +193,85 @@ state_columns(Scd1Writes *w)
 
 /*
  * The target's deletes, updates and inserts go in one statement, as
- * data-modifying CTEs: all see the rows as the state statement read them,
- * and the AFTER triggers they set off (a foreign key's ON DELETE SET NULL
- * on the target itself, a user's trigger) fire after all three.  As three
- * statements, such a trigger changing another row of the target would
- * move it from the tid the UPDATE names it by, and its update would be
- * lost.
+ * data-modifying CTEs, when there is more than one kind: all see the rows
+ * as the state statement read them, and the AFTER triggers they set off
+ * (a foreign key's ON DELETE SET NULL on the target itself, a user's
+ * trigger) fire after all of them.  As separate statements, such a
+ * trigger changing another row of the target would move it from the tid
+ * a later statement names it by, and that row's change would be lost.
  */
 static void
 write_target(Scd1Writes *w, FlowCounts *counts)
 {
 	FlowDef    *f = w->flow;
 	char	   *qtarget = rel_qualified_name(f->target);
-	bool		del = batch_relation_register(&w->del);
-	bool		upd = batch_relation_register(&w->upd);
-	bool		ins = batch_relation_register(&w->ins);
+	char	   *stmt[3] = {NULL, NULL, NULL};	/* delete, update, insert */
+	int			nstmt = 0;
 	StringInfoData sql;
 
 	counts->upserted = counts->deleted = 0;
-	if (!del && !upd && !ins)
-		return;
 	initStringInfo(&sql);
-	if (del)
-		appendStringInfo(&sql, "WITH __autocdc_d AS (DELETE FROM %s t USING %s u WHERE %s RETURNING 1)",
-						 qtarget, w->del.name, batch_row_id_match(f, w->by_keys, "t", "u"));
-	else
-		appendStringInfoString(&sql, "WITH __autocdc_d AS (SELECT 1 WHERE false)");
-	if (upd)
+	if (batch_relation_register(&w->del))
+	{
+		appendStringInfo(&sql, "DELETE FROM %s t USING %s u WHERE %s", qtarget, w->del.name,
+						 batch_row_id_match(f, w->by_keys, "t", "u"));
+		stmt[0] = pstrdup(sql.data);
+		nstmt++;
+	}
+	if (batch_relation_register(&w->upd))
 	{
 		/* only rows a value changed in (a binary difference may be no change) */
-		appendStringInfo(&sql, ", __autocdc_u AS (UPDATE %s t SET ", qtarget);
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
 		append_columns(&sql, f, w->written, false);
 		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", w->upd.name,
 						 batch_row_id_match(f, w->by_keys, "t", "u"));
 		append_columns(&sql, f, w->written, true);
-		appendStringInfoString(&sql, ") RETURNING 1)");
+		appendStringInfoChar(&sql, ')');
+		stmt[1] = pstrdup(sql.data);
+		nstmt++;
 	}
-	else
-		appendStringInfoString(&sql, ", __autocdc_u AS (SELECT 1 WHERE false)");
-	if (ins)
+	if (batch_relation_register(&w->ins))
 	{
 		List	   *cols = list_concat_copy(f->keys, w->written);
 
-		appendStringInfo(&sql, ", __autocdc_i AS (INSERT INTO %s (", qtarget);
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "INSERT INTO %s (", qtarget);
 		append_column_list(&sql, cols, NULL);
 		appendStringInfoString(&sql, ") SELECT ");
 		append_column_list(&sql, cols, "u");
-		appendStringInfo(&sql, " FROM %s u RETURNING 1)", w->ins.name);
+		appendStringInfo(&sql, " FROM %s u", w->ins.name);
+		stmt[2] = pstrdup(sql.data);
+		nstmt++;
 	}
-	else
-		appendStringInfoString(&sql, ", __autocdc_i AS (SELECT 1 WHERE false)");
-	appendStringInfoString(&sql, " SELECT (SELECT pg_catalog.count(*) FROM __autocdc_d), "
-						   "(SELECT pg_catalog.count(*) FROM __autocdc_u) OPERATOR(pg_catalog.+) "
-						   "(SELECT pg_catalog.count(*) FROM __autocdc_i)");
-	/* the lookups by tid as spi_exec_by_tid plans them; inserts need no lookup */
-	if (del || upd)
+	if (nstmt == 1 && stmt[2])
+	{
+		spi_exec(stmt[2], 0, NULL, NULL, NULL, false);
+		counts->upserted = SPI_processed;
+	}
+	else if (nstmt == 1)
+	{
+		uint64		n = spi_exec_by_tid(stmt[0] ? stmt[0] : stmt[1]);
+
+		if (stmt[0])
+			counts->deleted = n;
+		else
+			counts->upserted = n;
+	}
+	else if (nstmt > 1)
+	{
+		resetStringInfo(&sql);
+		appendStringInfoString(&sql, "WITH ");
+		for (int i = 0; i < 3; i++)
+			appendStringInfo(&sql, "%s__autocdc_w%d AS (%s)", i > 0 ? ", " : "", i,
+							 stmt[i] ? psprintf("%s RETURNING 1", stmt[i]) : "SELECT 1 WHERE false");
+		appendStringInfoString(&sql, " SELECT (SELECT pg_catalog.count(*) FROM __autocdc_w0), "
+							   "(SELECT pg_catalog.count(*) FROM __autocdc_w1) OPERATOR(pg_catalog.+) "
+							   "(SELECT pg_catalog.count(*) FROM __autocdc_w2)");
 		spi_exec_by_tid(sql.data);
-	else
-		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-	counts->deleted = spi_int64(0, 1);
-	counts->upserted = spi_int64(0, 2);
+		counts->deleted = spi_int64(0, 1);
+		counts->upserted = spi_int64(0, 2);
+	}
 }
 
 void
