@@ -158,3 +158,27 @@ INSERT INTO tg_src VALUES (1, NULL, 'D', 2), (2, 'b2', 'U', 2), (3, 'c', 'U', 2)
 SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_tg');
 SELECT * FROM tg ORDER BY id;
 RESET search_path;
+
+-- SCD 2 likewise: with a trigger on the target that changes other rows of
+-- it, versions are named by keys and start, not by a tid the trigger may
+-- have moved them off (key 4's open version is closed after the delete of
+-- key 2's version at 3 set the trigger off).
+SET search_path = eng, public;
+CREATE TABLE hg_src (id int, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'hg', source => 'hg_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 2, pipeline => 'eng_hg');
+ALTER TABLE hg ADD COLUMN hits int DEFAULT 0;
+CREATE FUNCTION hg_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE eng.hg SET hits = hits + 1 WHERE id <> OLD.id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER hg_bump AFTER DELETE OR UPDATE ON hg FOR EACH ROW
+  WHEN (pg_trigger_depth() = 0) EXECUTE FUNCTION hg_bump();
+INSERT INTO hg_src VALUES (2, 'b', 'U', 1), (2, 'c', 'U', 3), (4, 'd', 'U', 1);
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_hg');
+INSERT INTO hg_src VALUES (2, 'c', 'U', 2), (4, 'e', 'U', 5);
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_hg');
+SELECT id, v, __start_at, __end_at, hits FROM hg ORDER BY id, __start_at;
+RESET search_path;
