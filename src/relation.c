@@ -129,6 +129,26 @@ batch_target_has_triggers(FlowDef *flow)
 	return found;
 }
 
+/*
+ * Whether the flow's target or a partition of it has a rule (data-modifying
+ * statements in WITH are refused on such a table).
+ */
+bool
+batch_target_has_rules(FlowDef *flow)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
+	bool		found;
+
+	spi_exec("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r "
+			 "WHERE r.ev_class OPERATOR(pg_catalog.=) $1 OR r.ev_class OPERATOR(pg_catalog.=) ANY ("
+			 "  SELECT p.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p))",
+			 1, argtypes, values, NULL, false);
+	found = spi_bool(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	return found;
+}
+
 void
 batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls)
 {

@@ -199,6 +199,8 @@ state_columns(Scd1Writes *w)
  * trigger) fire after all of them.  As separate statements, such a
  * trigger changing another row of the target would move it from the tid
  * a later statement names it by, and that row's change would be lost.
+ * PostgreSQL refuses such CTEs on a table with rules: there, the
+ * statements stay apart.
  */
 static void
 write_target(Scd1Writes *w, FlowCounts *counts)
@@ -244,19 +246,18 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 		stmt[2] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (nstmt == 1 && stmt[2])
+	if (nstmt == 1 || (nstmt > 1 && batch_target_has_rules(f)))
 	{
-		spi_exec(stmt[2], 0, NULL, NULL, NULL, false);
-		counts->upserted = SPI_processed;
-	}
-	else if (nstmt == 1)
-	{
-		uint64		n = spi_exec_by_tid(stmt[0] ? stmt[0] : stmt[1]);
-
+		/* one kind, or a target with rules: a statement per kind, in this order */
 		if (stmt[0])
-			counts->deleted = n;
-		else
-			counts->upserted = n;
+			counts->deleted = spi_exec_by_tid(stmt[0]);
+		if (stmt[1])
+			counts->upserted = spi_exec_by_tid(stmt[1]);
+		if (stmt[2])
+		{
+			spi_exec(stmt[2], 0, NULL, NULL, NULL, false);
+			counts->upserted += SPI_processed;
+		}
 	}
 	else if (nstmt > 1)
 	{

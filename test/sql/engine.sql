@@ -157,6 +157,21 @@ SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('en
 INSERT INTO tg_src VALUES (1, NULL, 'D', 2), (2, 'b2', 'U', 2), (3, 'c', 'U', 2);
 SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('eng_tg');
 SELECT * FROM tg ORDER BY id;
+-- a target with a rule, on which PostgreSQL refuses data-modifying CTEs,
+-- is written a statement at a time
+CREATE TABLE ru (id int PRIMARY KEY, v text);
+CREATE TABLE ru_audit (id int, old_v text, new_v text);
+CREATE RULE ru_audit AS ON UPDATE TO ru DO ALSO INSERT INTO eng.ru_audit VALUES (OLD.id, OLD.v, NEW.v);
+CREATE TABLE ru_src (id int, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'ru', source => 'ru_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  pipeline => 'eng_ru');
+INSERT INTO ru_src VALUES (1, 'a', 'U', 1), (2, 'b', 'U', 1);
+SELECT flow, rows_read, rows_deleted, status FROM autocdc.run('eng_ru');
+INSERT INTO ru_src VALUES (1, NULL, 'D', 2), (2, 'b2', 'U', 2), (3, 'c', 'U', 2);
+SELECT flow, rows_read, rows_deleted, status FROM autocdc.run('eng_ru');
+SELECT * FROM ru ORDER BY id;
+SELECT * FROM ru_audit;
 RESET search_path;
 
 -- SCD 2 likewise: with a trigger on the target that changes other rows of
