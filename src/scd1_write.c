@@ -192,15 +192,14 @@ state_columns(Scd1Writes *w)
 }
 
 /*
- * The target's deletes, updates and inserts go in one statement, as
- * data-modifying CTEs, when there is more than one kind: all see the rows
- * as the state statement read them, and the AFTER triggers they set off
- * (a foreign key's ON DELETE SET NULL on the target itself, a user's
- * trigger) fire after all of them.  As separate statements, such a
- * trigger changing another row of the target would move it from the tid
- * a later statement names it by, and that row's change would be lost.
- * PostgreSQL refuses such CTEs on a table with rules: there, the
- * statements stay apart.
+ * The target's deletes, updates and inserts, a statement each.  A trigger
+ * on the target (a foreign key's ON DELETE SET NULL on the target itself,
+ * a user's trigger) may change other rows of it after a statement, moving
+ * them off the tid a later statement names them by: their change would be
+ * lost.  So on a target with such triggers they go in one statement, as
+ * data-modifying CTEs: all see the rows as the state statement read them,
+ * and the AFTER triggers fire after all of them.  (PostgreSQL refuses such
+ * CTEs on a table with rules: there, the statements stay apart.)
  */
 static void
 write_target(Scd1Writes *w, FlowCounts *counts)
@@ -246,9 +245,9 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 		stmt[2] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (nstmt == 1 || (nstmt > 1 && batch_target_has_rules(f)))
+	if (nstmt == 1 || (nstmt > 1 && (!batch_target_has_triggers(f) || batch_target_has_rules(f))))
 	{
-		/* one kind, or a target with rules: a statement per kind, in this order */
+		/* a statement per kind, in this order */
 		if (stmt[0])
 			counts->deleted = spi_exec_by_tid(stmt[0]);
 		if (stmt[1])
