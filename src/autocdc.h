@@ -91,6 +91,7 @@ extern void autocdc_apply_settings(struct ArrayType *settings);
 extern int	spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					 const char *nulls, bool read_only);
 extern uint64 spi_exec_by_tid(const char *sql);
+extern void spi_exec_by_key(const char *sql);
 extern void catalog_exec(const char *sql, int nargs, Oid *argtypes,
 						 Datum *values, const char *nulls);
 extern char *spi_value(int row, int col);	/* NULL for SQL NULL */

@@ -15,6 +15,7 @@
 #include "relation.h"
 #include "validate.h"
 
+#include "access/htup_details.h"
 #include "access/tupdesc.h"
 #include "catalog/pg_collation.h"
 #include "executor/spi.h"
@@ -56,6 +57,36 @@ seq_text(Events *ev, TupleTableSlot *slot)
 					  TupleDescAttr(ev->desc, ev->seq_att)->atttypid);
 }
 
+/*
+ * Whether attribute att of the event is NULL as SQL's IS NULL sees it: a
+ * composite value (a ROW(...) sequence) all of whose fields are NULL is
+ * NULL too, as the checks of 0.1.0 found it.
+ */
+static bool
+event_att_null(Events *ev, TupleTableSlot *slot, int att)
+{
+	HeapTupleHeader rec;
+	TupleDesc	desc;
+	HeapTupleData tup;
+	bool		allnull = true;
+
+	if (slot->tts_isnull[att])
+		return true;
+	if (!ev->composite[att])
+		return false;
+	rec = DatumGetHeapTupleHeader(slot->tts_values[att]);
+	desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(rec), HeapTupleHeaderGetTypMod(rec));
+	tup.t_len = HeapTupleHeaderGetDatumLength(rec);
+	ItemPointerSetInvalid(&tup.t_self);
+	tup.t_tableOid = InvalidOid;
+	tup.t_data = rec;
+	for (int i = 0; allnull && i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped && !heap_attisnull(&tup, i + 1, desc))
+			allnull = false;
+	ReleaseTupleDesc(desc);
+	return allnull;
+}
+
 char
 events_kind(Events *ev, TupleTableSlot *slot)
 {
@@ -95,6 +126,7 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 						ev->flow->name, format_type_be(TupleDescAttr(ev->desc, ev->seq_att)->atttypid),
 						format_type_be(ev->flow->seq_type)),
 				 errhint("Drop and re-create the flow, or change the source back.")));
+	ev->composite = palloc0(sizeof(bool) * nsort);
 	for (int i = 0; i < nsort; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(ev->desc, i);
@@ -107,6 +139,7 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 							format_type_be(att->atttypid),
 							i < ev->nkeys ? quote_identifier(NameStr(att->attname)) : "its sequence"),
 					 errhint("Keys and sequences need a btree operator class; change the column's type.")));
+		ev->composite[i] = type_is_rowtype(att->atttypid);
 		atts[i] = i + 1;
 		ops[i] = tc->lt_opr;
 		colls[i] = att_collation(att);
@@ -132,7 +165,7 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 		CHECK_FOR_INTERRUPTS();
 	slot_getallattrs(slot);
 	/* a NULL sequence is the first of the bad inputs: raised at once */
-	if (slot->tts_isnull[ev->seq_att])
+	if (event_att_null(ev, slot, ev->seq_att))
 		validate_raise(ev->flow, "null_sequence", key_text(ev, slot), NULL);
 	kind = events_kind(ev, slot);
 	old = MemoryContextSwitchTo(ev->cxt);
@@ -152,7 +185,7 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 	else
 	{
 		for (int i = 0; i < ev->nkeys; i++)
-			if (slot->tts_isnull[i])
+			if (event_att_null(ev, slot, i))
 			{
 				if (r->null_key == NULL)
 				{

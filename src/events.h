@@ -29,6 +29,7 @@ typedef struct Events
 	int			kind_att;
 	int			first_col;		/* the flow's columns from here on */
 	SortSupportData *cmp;		/* nkeys + 1: keys, then the sequence */
+	bool	   *composite;		/* nkeys + 1: of a composite type */
 	Tuplesortstate *sort;
 	int64		nread;			/* rows read, truncates included */
 	int64		nsorted;		/* events in the sort: upserts and deletes */

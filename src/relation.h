@@ -64,6 +64,10 @@ extern void batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls);
  * partition keys are of those columns only.
  */
 extern bool batch_rows_by_keys(FlowDef *flow, const char *also);
+/* Whether a trigger on the target may change its rows (they then move off their tids). */
+extern bool batch_target_has_triggers(FlowDef *flow);
+/* Whether the target has a rule (no data-modifying CTEs on it then). */
+extern bool batch_target_has_rules(FlowDef *flow);
 /* "t.ctid = u.__autocdc_tid AND t.tableoid = u.__autocdc_rel[ AND <keys equal>]" */
 extern char *batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u);
 

@@ -191,31 +191,46 @@ state_columns(Scd1Writes *w)
 	return list_concat(cols, list_copy_tail(w->written, list_length(w->written) - w->ntracked));
 }
 
-void
-scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
+/*
+ * The target's deletes, updates and inserts, a statement each.  A trigger
+ * on the target (a foreign key's ON DELETE SET NULL on the target itself,
+ * a user's trigger) may change other rows of it after a statement, moving
+ * them off the tid a later statement names them by: their change would be
+ * lost.  So on a target with such triggers they go in one statement, as
+ * data-modifying CTEs: all see the rows as the state statement read them,
+ * and the AFTER triggers fire after all of them.  (PostgreSQL refuses such
+ * CTEs on a table with rules: there, the statements stay apart.)
+ */
+static void
+write_target(Scd1Writes *w, FlowCounts *counts)
 {
 	FlowDef    *f = w->flow;
 	char	   *qtarget = rel_qualified_name(f->target);
-	char	   *qstate = rel_qualified_name(f->state);
-	List	   *scols = state_columns(w);
+	char	   *stmt[3] = {NULL, NULL, NULL};	/* delete, update, insert */
+	int			nstmt = 0;
 	StringInfoData sql;
 
 	counts->upserted = counts->deleted = 0;
 	initStringInfo(&sql);
 	if (batch_relation_register(&w->del))
-		counts->deleted = spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s u WHERE %s",
-												   qtarget, w->del.name,
-												   batch_row_id_match(f, w->by_keys, "t", "u")));
+	{
+		appendStringInfo(&sql, "DELETE FROM %s t USING %s u WHERE %s", qtarget, w->del.name,
+						 batch_row_id_match(f, w->by_keys, "t", "u"));
+		stmt[0] = pstrdup(sql.data);
+		nstmt++;
+	}
 	if (batch_relation_register(&w->upd))
 	{
 		/* only rows a value changed in (a binary difference may be no change) */
+		resetStringInfo(&sql);
 		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
 		append_columns(&sql, f, w->written, false);
 		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", w->upd.name,
 						 batch_row_id_match(f, w->by_keys, "t", "u"));
 		append_columns(&sql, f, w->written, true);
 		appendStringInfoChar(&sql, ')');
-		counts->upserted += spi_exec_by_tid(sql.data);
+		stmt[1] = pstrdup(sql.data);
+		nstmt++;
 	}
 	if (batch_relation_register(&w->ins))
 	{
@@ -227,9 +242,48 @@ scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
 		appendStringInfoString(&sql, ") SELECT ");
 		append_column_list(&sql, cols, "u");
 		appendStringInfo(&sql, " FROM %s u", w->ins.name);
-		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-		counts->upserted += SPI_processed;
+		stmt[2] = pstrdup(sql.data);
+		nstmt++;
 	}
+	if (nstmt == 1 || (nstmt > 1 && (!batch_target_has_triggers(f) || batch_target_has_rules(f))))
+	{
+		/* a statement per kind, in this order */
+		if (stmt[0])
+			counts->deleted = spi_exec_by_tid(stmt[0]);
+		if (stmt[1])
+			counts->upserted = spi_exec_by_tid(stmt[1]);
+		if (stmt[2])
+		{
+			spi_exec(stmt[2], 0, NULL, NULL, NULL, false);
+			counts->upserted += SPI_processed;
+		}
+	}
+	else if (nstmt > 1)
+	{
+		resetStringInfo(&sql);
+		appendStringInfoString(&sql, "WITH ");
+		for (int i = 0; i < 3; i++)
+			appendStringInfo(&sql, "%s__autocdc_w%d AS (%s)", i > 0 ? ", " : "", i,
+							 stmt[i] ? psprintf("%s RETURNING 1", stmt[i]) : "SELECT 1 WHERE false");
+		appendStringInfoString(&sql, " SELECT (SELECT pg_catalog.count(*) FROM __autocdc_w0), "
+							   "(SELECT pg_catalog.count(*) FROM __autocdc_w1) OPERATOR(pg_catalog.+) "
+							   "(SELECT pg_catalog.count(*) FROM __autocdc_w2)");
+		spi_exec_by_tid(sql.data);
+		counts->deleted = spi_int64(0, 1);
+		counts->upserted = spi_int64(0, 2);
+	}
+}
+
+void
+scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
+{
+	FlowDef    *f = w->flow;
+	char	   *qstate = rel_qualified_name(f->state);
+	List	   *scols = state_columns(w);
+	StringInfoData sql;
+
+	write_target(w, counts);
+	initStringInfo(&sql);
 	if (batch_relation_register(&w->stu))
 	{
 		ListCell   *lc;

@@ -32,6 +32,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
@@ -362,11 +363,17 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 					nold,
 					nnew = 0;
 
+		instr_time	t[4];
+		uint32		first = k;
+
 		oldcxt = MemoryContextSwitchTo(chunk_cxt);
+		INSTR_TIME_SET_CURRENT(t[0]);
 		k = load_chunk(&F, k, bound, chunk_cxt);
+		INSTR_TIME_SET_CURRENT(t[1]);
 		read_keys(&F);
 		check_stored(&F);
 		read_stored(&F, read_modes(&F), &inp, &ninp, &old, &nold);
+		INSTR_TIME_SET_CURRENT(t[2]);
 		nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
 		for (uint64 i = 0; i < ninp;)
 		{
@@ -378,7 +385,15 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 			fold_key(&F, &inp[i], n - i, nv, &nnew);
 			i = n;
 		}
+		INSTR_TIME_SET_CURRENT(t[3]);
 		write_all(&F, old, nold, nv, nnew, counts);
+		INSTR_TIME_SET_CURRENT(t[0]);
+		INSTR_TIME_SUBTRACT(t[0], t[3]);
+		INSTR_TIME_SUBTRACT(t[3], t[2]);
+		INSTR_TIME_SUBTRACT(t[2], t[1]);
+		elog(DEBUG1, "autocdc: flow \"%s\": keys %u to %u: stored read in %.1f ms, folded in %.1f ms, written in %.1f ms",
+			 f->name, first, k - 1, INSTR_TIME_GET_MILLISEC(t[2]), INSTR_TIME_GET_MILLISEC(t[3]),
+			 INSTR_TIME_GET_MILLISEC(t[0]));
 		/* the results the fold's values pointed into */
 		for (int i = 0; i < lengthof(F.stored); i++)
 		{

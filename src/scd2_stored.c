@@ -287,7 +287,7 @@ read_modes(Fold2 *F)
 		appendStringInfoString(&sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
 		append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
 		appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM %s a", loose.name);
-		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		spi_exec_by_key(sql.data);
 		tt = SPI_tuptable;
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{

@@ -85,20 +85,36 @@ put_tid(Fold2 *F, BatchRelation *r, bool by_keys, Version *old, Version *nv,
 	batch_relation_put(r, values, nulls);
 }
 
-/* A stored version t of the target that is the row d of a relation above. */
+/*
+ * A stored version t of the target that is the row d of a relation above:
+ * by its keys and start alone (its primary key) when "by_start".
+ */
 static char *
-stored_match(Fold2 *F, bool by_keys)
+stored_match(Fold2 *F, bool by_keys, bool by_start)
 {
 	StringInfoData sql;
 
 	initStringInfo(&sql);
-	appendStringInfoString(&sql, batch_row_id_match(F->f, by_keys, "t", "d"));
+	if (by_start)
+		append_keys_match(&sql, F->f, "t", "d");
+	else
+		appendStringInfoString(&sql, batch_row_id_match(F->f, by_keys, "t", "d"));
 	if (by_keys)
 	{
 		appendStringInfoString(&sql, " AND ");
 		append_flow_seq_cmp(&sql, F->f, "t.__start_at", "=", "d.__start_at");
 	}
 	return sql.data;
+}
+
+/* A statement on stored versions, named by tid or (by_start) by primary key. */
+static void
+exec_stored(const char *sql, bool by_start)
+{
+	if (by_start)
+		spi_exec(sql, 0, NULL, NULL, NULL, false);
+	else
+		spi_exec_by_tid(sql);
 }
 
 /*
@@ -141,7 +157,13 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 				j = 0;
 	char	   *keys;
 	char	   *vals;
-	bool		by_keys = batch_rows_by_keys(F->f, "__start_at");
+	/*
+	 * A trigger on the target may change rows of it after each statement
+	 * below, moving them off the tids read: then versions are named by
+	 * their keys and start.
+	 */
+	bool		by_start = batch_target_has_triggers(F->f);
+	bool		by_keys = by_start || batch_rows_by_keys(F->f, "__start_at");
 	char	   *match;
 
 	init_value_entries(F, edesc, 2 + nk);
@@ -217,15 +239,15 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 						  "FROM %s x", F->c->qevents, keys, value_list(F, NULL),
 						  validate_prefixed_keys(F->f, "x"), vals, newev.name),
 				 0, NULL, NULL, NULL, false);
-	match = stored_match(F, by_keys);
+	match = stored_match(F, by_keys, by_start);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
 	if (batch_relation_register(&del))
-		spi_exec_by_tid(psprintf("DELETE FROM %s t USING %s d WHERE %s",
-								 F->c->qtarget, del.name, match));
+		exec_stored(psprintf("DELETE FROM %s t USING %s d WHERE %s",
+							 F->c->qtarget, del.name, match), by_start);
 	for (int r = 0; r < lengthof(ends); r++)
 		if (batch_relation_register(ends[r]))
-			spi_exec_by_tid(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
-									 F->c->qtarget, ends[r]->name, match));
+			exec_stored(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
+								 F->c->qtarget, ends[r]->name, match), by_start);
 	if (batch_relation_register(&ins))
 		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
 						  "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",

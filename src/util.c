@@ -382,6 +382,21 @@ spi_exec_by_tid(const char *sql)
 	return SPI_processed;
 }
 
+/*
+ * Runs a statement whose lookups must go through the keys' index (one
+ * probe per row), not a bitmap: the planner would AND in a partial index
+ * holding every delete of an event store, read whole for each probe.
+ */
+void
+spi_exec_by_key(const char *sql)
+{
+	int			nest = NewGUCNestLevel();
+
+	set_option_saved("enable_bitmapscan", "off");
+	spi_exec(sql, 0, NULL, NULL, NULL, false);
+	AtEOXact_GUC(true, nest);
+}
+
 /* Runs a statement on autocdc's own catalog as the extension owner. */
 void
 catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
