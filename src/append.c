@@ -42,7 +42,7 @@ source_columns(Oid source)
  * others must be assignable.  Runs as the target's owner.
  */
 void
-append_evolve_target(Oid source, Oid target)
+acdc_append_evolve_target(Oid source, Oid target)
 {
 	ListCell   *lc;
 	UserSwitch	sw;
@@ -64,15 +64,15 @@ append_evolve_target(Oid source, Oid target)
 		{
 			StringInfoData ddl;
 
-			define_require_trusted_type(stype, autocdc_relation_owner(target),
+			acdc_define_require_trusted_type(stype, autocdc_relation_owner(target),
 										psprintf("new source column \"%s\"", col));
 			initStringInfo(&ddl);
 			appendStringInfo(&ddl, "ALTER TABLE %s ADD COLUMN %s %s",
-							 rel_qualified_name(target), quote_identifier(col),
+							 acdc_rel_qualified_name(target), quote_identifier(col),
 							 format_type_extended(stype, stypmod,
 												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
-			append_collation(&ddl, scoll, stype);
-			spi_exec(ddl.data, 0, NULL, NULL, NULL, false);
+			acdc_append_collation(&ddl, scoll, stype);
+			acdc_spi_exec(ddl.data, 0, NULL, NULL, NULL, false);
 			continue;
 		}
 		ttype = get_atttype(target, tatt);
@@ -88,7 +88,7 @@ append_evolve_target(Oid source, Oid target)
 }
 
 void
-append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+acdc_append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
 	List	   *cols;
 	StringInfoData sql;
@@ -96,18 +96,18 @@ append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	Datum		values[READ_NPARAMS];
 	char		nulls[READ_NPARAMS];
 
-	append_evolve_target(f->source, f->target);
+	acdc_append_evolve_target(f->source, f->target);
 	cols = source_columns(f->source);
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s (", rel_qualified_name(f->target));
-	append_column_list(&sql, cols, NULL);
+	appendStringInfo(&sql, "INSERT INTO %s (", acdc_rel_qualified_name(f->target));
+	acdc_append_column_list(&sql, cols, NULL);
 	appendStringInfoString(&sql, ") SELECT ");
-	append_column_list(&sql, cols, SRC_ALIAS);
-	read_append_from(&sql, f, p);
+	acdc_append_column_list(&sql, cols, SRC_ALIAS);
+	acdc_read_append_from(&sql, f, p);
 
-	read_params_arrays(p, types, values, nulls);
-	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
+	acdc_read_params_arrays(p, types, values, nulls);
+	acdc_spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
 	counts->read = SPI_processed;
 	counts->upserted = SPI_processed;
 }

@@ -9,7 +9,7 @@
 #include "flow.h"
 #include "source_read.h"
 
-extern void append_evolve_target(Oid source, Oid target);
-extern void append_apply(FlowDef *flow, ReadParams *params, FlowCounts *counts);
+extern void acdc_append_evolve_target(Oid source, Oid target);
+extern void acdc_append_apply(FlowDef *flow, ReadParams *params, FlowCounts *counts);
 
 #endif							/* AUTOCDC_APPEND_H */

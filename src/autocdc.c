@@ -117,7 +117,7 @@ _PG_init(void)
 	{
 		autocdc_preloaded = true;
 		autocdc_register_launcher();
-		manual_runs_init();
+		acdc_manual_runs_init();
 	}
 }
 
@@ -135,7 +135,7 @@ autocdc_settings(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	spi_exec("SELECT name, setting, unit, context, "
+	acdc_spi_exec("SELECT name, setting, unit, context, "
 			 "       short_desc || COALESCE(' ' || extra_desc, '') "
 			 "  FROM pg_catalog.pg_settings "
 			 " WHERE name OPERATOR(pg_catalog.~~) 'autocdc.%' ORDER BY name",

@@ -61,8 +61,8 @@ extern bool autocdc_log_empty_runs;
 extern int	autocdc_event_log_retention_s;
 
 /* The lock that keeps runs of a pipeline apart (pipeline_lock.c). */
-extern bool pipeline_lock_try(int64 pipeline_id);
-extern bool pipeline_lock_free(int64 pipeline_id);
+extern bool acdc_pipeline_lock_try(int64 pipeline_id);
+extern bool acdc_pipeline_lock_free(int64 pipeline_id);
 
 /* Who runs a piece of work, with search_path pinned (util.c). */
 typedef struct UserSwitch
@@ -88,36 +88,36 @@ extern Datum autocdc_current_settings(void);
 extern void autocdc_apply_settings(struct ArrayType *settings);
 
 /* SPI helpers: errors are raised, never returned. */
-extern int	spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+extern int	acdc_spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					 const char *nulls, bool read_only);
-extern uint64 spi_exec_by_tid(const char *sql);
-extern void spi_exec_by_key(const char *sql);
-extern void catalog_exec(const char *sql, int nargs, Oid *argtypes,
+extern uint64 acdc_spi_exec_by_tid(const char *sql);
+extern void acdc_spi_exec_by_key(const char *sql);
+extern void acdc_catalog_exec(const char *sql, int nargs, Oid *argtypes,
 						 Datum *values, const char *nulls);
-extern char *spi_value(int row, int col);	/* NULL for SQL NULL */
-extern char *spi_value_canonical(int row, int col);
-extern bool spi_bool(int row, int col);
-extern int64 spi_int64(int row, int col);
+extern char *acdc_spi_value(int row, int col);	/* NULL for SQL NULL */
+extern char *acdc_spi_value_canonical(int row, int col);
+extern bool acdc_spi_bool(int row, int col);
+extern int64 acdc_spi_int64(int row, int col);
 
 /* A value as "::text" spells it ("NULL" for NULL), and as the catalog keeps it. */
-extern char *value_text(Datum value, bool isnull, Oid typid);
-extern char *value_canonical(Datum value, Oid typid);
+extern char *acdc_value_text(Datum value, bool isnull, Oid typid);
+extern char *acdc_value_canonical(Datum value, Oid typid);
 
 /* Lists and names. */
-extern List *text_array_to_list(Datum array);
-extern Datum list_to_text_array(List *names);
-extern char *rel_qualified_name(Oid relid);
-extern char *type_qualified_name(Oid typid);
-extern void append_column_list(StringInfo buf, List *names, const char *prefix);
-extern bool list_has_string(List *names, const char *name);
-extern List *event_store_value_columns(Oid events, List *keys);
-extern List *partition_key_columns(Oid relid, bool *expr);
-extern int	list_index_of_string(List *names, const char *name);
+extern List *acdc_text_array_to_list(Datum array);
+extern Datum acdc_list_to_text_array(List *names);
+extern char *acdc_rel_qualified_name(Oid relid);
+extern char *acdc_type_qualified_name(Oid typid);
+extern void acdc_append_column_list(StringInfo buf, List *names, const char *prefix);
+extern bool acdc_list_has_string(List *names, const char *name);
+extern List *acdc_event_store_value_columns(Oid events, List *keys);
+extern List *acdc_partition_key_columns(Oid relid, bool *expr);
+extern int	acdc_list_index_of_string(List *names, const char *name);
 
 /* Comparisons emitted into generated SQL, operators resolved from the type. */
-extern void append_nullsafe_eq(StringInfo buf, const char *a, const char *b,
+extern void acdc_append_nullsafe_eq(StringInfo buf, const char *a, const char *b,
 							   Oid typid);
-extern void append_seq_cmp(StringInfo buf, const char *a, const char *op,
+extern void acdc_append_seq_cmp(StringInfo buf, const char *a, const char *op,
 						   const char *b, Oid typid);
 
 #endif							/* AUTOCDC_H */

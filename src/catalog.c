@@ -32,7 +32,7 @@ array_col(int row, int col)
 	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
 								  SPI_tuptable->tupdesc, col, &isnull);
 
-	return isnull ? NIL : text_array_to_list(d);
+	return isnull ? NIL : acdc_text_array_to_list(d);
 }
 
 /* A text[] column, copied out of the result (NULL for SQL NULL). */
@@ -63,7 +63,7 @@ oid_col(int row, int col)
  * fail halfway, on some missing column.
  */
 void
-catalog_check_version(void)
+acdc_catalog_check_version(void)
 {
 	char	   *version = autocdc_extension_version();
 
@@ -85,7 +85,7 @@ static const char *const flow_kind_names[] = {
 
 /* The kind a catalog row names (its CHECK constraint allows no other). */
 FlowKind
-catalog_flow_kind(const char *name)
+acdc_catalog_flow_kind(const char *name)
 {
 	for (int k = 0; k < (int) lengthof(flow_kind_names); k++)
 		if (strcmp(name, flow_kind_names[k]) == 0)
@@ -95,7 +95,7 @@ catalog_flow_kind(const char *name)
 }
 
 const char *
-catalog_flow_kind_name(FlowKind kind)
+acdc_catalog_flow_kind_name(FlowKind kind)
 {
 	Assert((int) kind >= 0 && (int) kind < (int) lengthof(flow_kind_names));
 	return flow_kind_names[kind];
@@ -104,25 +104,25 @@ catalog_flow_kind_name(FlowKind kind)
 /*
  * Flows of one pipeline (or of every pipeline when NULL), optionally only
  * the named ones, ordered by name.  Checkpoints are not loaded here: they
- * are read under lock by catalog_lock_checkpoint.
+ * are read under lock by acdc_catalog_lock_checkpoint.
  */
 List *
-catalog_load_flows(const char *pipeline, List *flow_names)
+acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		values[2];
 	char		nulls[2] = {' ', ' '};
 	List	   *result = NIL;
 
-	catalog_check_version();
+	acdc_catalog_check_version();
 	values[0] = pipeline ? CStringGetTextDatum(pipeline) : (Datum) 0;
 	if (!pipeline)
 		nulls[0] = 'n';
-	values[1] = flow_names ? list_to_text_array(flow_names) : (Datum) 0;
+	values[1] = flow_names ? acdc_list_to_text_array(flow_names) : (Datum) 0;
 	if (!flow_names)
 		nulls[1] = 'n';
 
-	catalog_exec("SELECT f.name, f.pipeline, f.owner::pg_catalog.oid, "
+	acdc_catalog_exec("SELECT f.name, f.pipeline, f.owner::pg_catalog.oid, "
 				 "       f.target::pg_catalog.oid, f.source::pg_catalog.oid, "
 				 "       f.stored_as_scd_type, f.keys, f.columns, "
 				 "       f.ignore_null_columns, f.sequence_by, "
@@ -143,8 +143,8 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		FlowDef    *f = palloc0(sizeof(FlowDef));
 		bool		isnull;
 
-		f->name = spi_value(i, 1);
-		f->pipeline = spi_value(i, 2);
+		f->name = acdc_spi_value(i, 1);
+		f->pipeline = acdc_spi_value(i, 2);
 		f->owner = oid_col(i, 3);
 		f->target = oid_col(i, 4);
 		f->source = oid_col(i, 5);
@@ -154,18 +154,18 @@ catalog_load_flows(const char *pipeline, List *flow_names)
 		f->keys = array_col(i, 7);
 		f->columns = array_col(i, 8);
 		f->ignore_null = array_col(i, 9);
-		f->sequence_by = spi_value(i, 10);
-		f->deletes = spi_value(i, 11);
-		f->truncates = spi_value(i, 12);
-		f->once = spi_bool(i, 13);
-		f->incremental = spi_bool(i, 14);
+		f->sequence_by = acdc_spi_value(i, 10);
+		f->deletes = acdc_spi_value(i, 11);
+		f->truncates = acdc_spi_value(i, 12);
+		f->once = acdc_spi_bool(i, 13);
+		f->incremental = acdc_spi_bool(i, 14);
 		f->state = oid_col(i, 15);
 		f->seq_type = oid_col(i, 16);
 		f->track_columns = array_col(i, 17);
-		f->kind = catalog_flow_kind(spi_value(i, 18));
-		f->source_function = spi_value(i, 19);
+		f->kind = acdc_catalog_flow_kind(acdc_spi_value(i, 18));
+		f->source_function = acdc_spi_value(i, 19);
 		f->expression_objects = array_col(i, 20);
-		f->expression_objects_unset = spi_value(i, 20) == NULL;
+		f->expression_objects_unset = acdc_spi_value(i, 20) == NULL;
 		f->settings = settings_col(i, 21);
 		result = lappend(result, f);
 	}
@@ -187,12 +187,12 @@ catalog_load_flows(const char *pipeline, List *flow_names)
  * 0.1.0 names no cluster).
  */
 void
-catalog_lock_checkpoint(FlowDef *flow)
+acdc_catalog_lock_checkpoint(FlowDef *flow)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(flow->name)};
 
-	catalog_exec("SELECT c.snapshot::pg_catalog.text, c.own_xid::pg_catalog.text, "
+	acdc_catalog_exec("SELECT c.snapshot::pg_catalog.text, c.own_xid::pg_catalog.text, "
 				 "       c.own_cid::pg_catalog.text, c.once_done_at IS NOT NULL, c.snapshot_version, "
 				 "       c.cluster_id::pg_catalog.text, "
 				 "       CASE WHEN c.cluster_id OPERATOR(pg_catalog.<>) ALL "
@@ -206,13 +206,13 @@ catalog_lock_checkpoint(FlowDef *flow)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("flow \"%s\" was dropped while the run started", flow->name)));
-	flow->ckpt_snapshot = spi_value(0, 1);
-	flow->ckpt_own_xid = spi_value(0, 2);
-	flow->ckpt_own_cid = spi_value(0, 3);
-	flow->once_done = spi_bool(0, 4);
-	flow->ckpt_version = spi_value(0, 5);
-	flow->ckpt_cluster = spi_value(0, 6);
-	flow->ckpt_foreign = spi_value(0, 7);
+	flow->ckpt_snapshot = acdc_spi_value(0, 1);
+	flow->ckpt_own_xid = acdc_spi_value(0, 2);
+	flow->ckpt_own_cid = acdc_spi_value(0, 3);
+	flow->once_done = acdc_spi_bool(0, 4);
+	flow->ckpt_version = acdc_spi_value(0, 5);
+	flow->ckpt_cluster = acdc_spi_value(0, 6);
+	flow->ckpt_foreign = acdc_spi_value(0, 7);
 }
 
 /*
@@ -221,12 +221,12 @@ catalog_lock_checkpoint(FlowDef *flow)
  * the target is locked, which every writer of them holds.
  */
 void
-catalog_load_target_state(FlowDef *flow)
+acdc_catalog_load_target_state(FlowDef *flow)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
 
-	catalog_exec("SELECT partial_columns, truncate_seq, "
+	acdc_catalog_exec("SELECT partial_columns, truncate_seq, "
 				 "       pg_catalog.date_part('epoch', tombstone_retention) "
 				 "  FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
@@ -236,7 +236,7 @@ catalog_load_target_state(FlowDef *flow)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("target of flow \"%s\" was dropped while the run started", flow->name)));
 	flow->state_partial = array_col(0, 1);
-	flow->truncate_seq = spi_value(0, 2);
+	flow->truncate_seq = acdc_spi_value(0, 2);
 	{
 		bool		isnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
@@ -248,7 +248,7 @@ catalog_load_target_state(FlowDef *flow)
 }
 
 void
-catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
+acdc_catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 						const char *own_xid, int64 own_cid, const char *version)
 {
 	Oid			argtypes[8] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, BOOLOID, TEXTOID,
@@ -273,7 +273,7 @@ catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 	if (!flow->incremental)
 		nulls[6] = nulls[7] = 'n';
 	/* after pg_upgrade, the first write here adds this cluster to the lineage */
-	catalog_exec("WITH lineage AS ("
+	acdc_catalog_exec("WITH lineage AS ("
 				 " INSERT INTO autocdc.lineage (system_identifier) "
 				 " SELECT $8 WHERE $8 IS NOT NULL ON CONFLICT DO NOTHING) "
 				 "UPDATE autocdc.checkpoint "
@@ -290,42 +290,42 @@ catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
  * pg_upgrade): what is written from now on is this cluster's.
  */
 void
-catalog_note_cluster(void)
+acdc_catalog_note_cluster(void)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(autocdc_system_identifier())};
 
-	catalog_exec("INSERT INTO autocdc.lineage (system_identifier) VALUES ($1) "
+	acdc_catalog_exec("INSERT INTO autocdc.lineage (system_identifier) VALUES ($1) "
 				 "ON CONFLICT DO NOTHING",
 				 1, argtypes, values, NULL);
 }
 
 /* Forgets every read position, ONCE mark and truncate of a target. */
 void
-catalog_reset_target(Oid target)
+acdc_catalog_reset_target(Oid target)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 
-	catalog_exec("UPDATE autocdc.checkpoint c "
+	acdc_catalog_exec("UPDATE autocdc.checkpoint c "
 				 "   SET snapshot = NULL, own_xid = NULL, own_cid = NULL, once_done_at = NULL, "
 				 "       snapshot_version = NULL "
 				 "  FROM autocdc.flow f "
 				 " WHERE f.name OPERATOR(pg_catalog.=) c.flow "
 				 "   AND f.target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
-	catalog_exec("UPDATE autocdc.target SET truncate_seq = NULL "
+	acdc_catalog_exec("UPDATE autocdc.target SET truncate_seq = NULL "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 }
 
 void
-catalog_set_truncate_seq(Oid target, const char *seq)
+acdc_catalog_set_truncate_seq(Oid target, const char *seq)
 {
 	Oid			argtypes[2] = {OIDOID, TEXTOID};
 	Datum		values[2] = {ObjectIdGetDatum(target), CStringGetTextDatum(seq)};
 
-	catalog_exec("UPDATE autocdc.target SET truncate_seq = $2 "
+	acdc_catalog_exec("UPDATE autocdc.target SET truncate_seq = $2 "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 2, argtypes, values, NULL);
 }
@@ -349,7 +349,7 @@ run_is_logged(bool full_refresh, FlowCounts *counts, const char *status)
  * flow's subtransaction, so a failed run is recorded too.
  */
 void
-catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
+acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				  FlowCounts *counts, const char *status, const char *error,
 				  double seconds)
 {
@@ -365,7 +365,7 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	values[2] = CStringGetTextDatum(flow->name);
 	values[3] = ObjectIdGetDatum(flow->target);
 	values[4] = CStringGetTextDatum(flow->incremental && !flow->once ? "incremental" : "full");
-	values[14] = CStringGetTextDatum(catalog_flow_kind_name(flow->kind));
+	values[14] = CStringGetTextDatum(acdc_catalog_flow_kind_name(flow->kind));
 	values[5] = BoolGetDatum(full_refresh);
 	values[6] = Int64GetDatum(counts->read);
 	values[7] = Int64GetDatum(counts->upserted);
@@ -381,7 +381,7 @@ catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	values[15] = BoolGetDatum(run_is_logged(full_refresh, counts, status));
 	values[16] = ObjectIdGetDatum(flow->owner);
 
-	catalog_exec("WITH logged AS ("
+	acdc_catalog_exec("WITH logged AS ("
 				 " INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
 				 "  read_mode, full_refresh, rows_read, rows_upserted, rows_deleted, "
 				 "  rows_skipped, status, error, duration, run_by, flow_owner, pipeline_owner) "
@@ -422,7 +422,7 @@ prune_event_log_batch(void *unused)
 
 	values[0] = Float8GetDatum((double) autocdc_event_log_retention_s);
 	values[1] = Int32GetDatum(EVENT_LOG_PRUNE_BATCH);
-	catalog_exec("WITH old AS ("
+	acdc_catalog_exec("WITH old AS ("
 				 " SELECT id FROM autocdc.event_log "
 				 "  WHERE logged_at OPERATOR(pg_catalog.<) "
 				 "        (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1)) "
@@ -434,7 +434,7 @@ prune_event_log_batch(void *unused)
 	 * The run history likewise, but for runs still going: a 'running' row
 	 * goes only once its pipeline is gone or no longer leased to a run.
 	 */
-	catalog_exec("WITH old AS ("
+	acdc_catalog_exec("WITH old AS ("
 				 " SELECT run_id, pipeline FROM autocdc.run_history h "
 				 "  WHERE started_at OPERATOR(pg_catalog.<) "
 				 "        (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1)) "
@@ -462,7 +462,7 @@ prune_event_log_batch(void *unused)
  * commit fail.
  */
 void
-catalog_prune_event_log(void)
+acdc_catalog_prune_event_log(void)
 {
 	if (autocdc_event_log_retention_s < 0 || IsolationIsSerializable())
 		return;
@@ -482,18 +482,18 @@ catalog_prune_event_log(void)
  * id into *id unless id is NULL.
  */
 Oid
-catalog_pipeline_owner(const char *pipeline, int64 *id)
+acdc_catalog_pipeline_owner(const char *pipeline, int64 *id)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(pipeline)};
 
-	catalog_exec("SELECT owner::pg_catalog.oid, id FROM autocdc.pipeline "
+	acdc_catalog_exec("SELECT owner::pg_catalog.oid, id FROM autocdc.pipeline "
 				 " WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
 		return InvalidOid;
 	if (id)
-		*id = spi_int64(0, 2);
+		*id = acdc_spi_int64(0, 2);
 	return oid_col(0, 1);
 }
 
@@ -517,7 +517,7 @@ autocdc_source_progress(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_exec("SELECT p.source, p.flows, p.read_below, "
+	acdc_catalog_exec("SELECT p.source, p.flows, p.read_below, "
 				 "       pg_catalog.format('%I OPERATOR(pg_catalog.<) %L::pg_catalog.xid8', "
 				 "                         '" AUTOCDC_XID_COLUMN "', p.read_below) "
 				 "  FROM (SELECT s.source, pg_catalog.count(*) AS flows, r.relowner, "

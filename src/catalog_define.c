@@ -45,7 +45,7 @@ oid_list_to_array(List *oids)
  * agree with; false when no flow feeds it yet.
  */
 bool
-catalog_target_registration(Oid target, TargetRegistration *reg)
+acdc_catalog_target_registration(Oid target, TargetRegistration *reg)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
@@ -54,7 +54,7 @@ catalog_target_registration(Oid target, TargetRegistration *reg)
 	bool		isnull;
 	Datum		d;
 
-	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, "
+	acdc_catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, "
 				 "       sequence_composite::pg_catalog.oid, state_table::pg_catalog.oid, partial_columns, "
 				 "       track_columns "
 				 "  FROM autocdc.target WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
@@ -67,9 +67,9 @@ catalog_target_registration(Oid target, TargetRegistration *reg)
 	d = SPI_getbinval(tup, desc, 4, &isnull);
 	reg->composite = isnull ? InvalidOid : DatumGetObjectId(d);
 	reg->state = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
-	reg->partial_columns = text_array_to_list(SPI_getbinval(tup, desc, 6, &isnull));
+	reg->partial_columns = acdc_text_array_to_list(SPI_getbinval(tup, desc, 6, &isnull));
 	d = SPI_getbinval(tup, desc, 7, &isnull);
-	reg->track_columns = isnull ? NIL : text_array_to_list(d);
+	reg->track_columns = isnull ? NIL : acdc_text_array_to_list(d);
 	return true;
 }
 
@@ -78,33 +78,33 @@ catalog_target_registration(Oid target, TargetRegistration *reg)
  * type and keys; false when no flow feeds it.
  */
 bool
-catalog_target_kind(Oid target, FlowKind *kind, int *scd_type, List **keys)
+acdc_catalog_target_kind(Oid target, FlowKind *kind, int *scd_type, List **keys)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 	bool		isnull;
 	Datum		d;
 
-	catalog_exec("SELECT kind, scd_type::pg_catalog.int8, keys FROM autocdc.target "
+	acdc_catalog_exec("SELECT kind, scd_type::pg_catalog.int8, keys FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
 		return false;
-	*kind = catalog_flow_kind(spi_value(0, 1));
-	*scd_type = (int) spi_int64(0, 2);
+	*kind = acdc_catalog_flow_kind(acdc_spi_value(0, 1));
+	*scd_type = (int) acdc_spi_int64(0, 2);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
-	*keys = isnull ? NIL : text_array_to_list(d);
+	*keys = isnull ? NIL : acdc_text_array_to_list(d);
 	return true;
 }
 
 /* The auxiliary state table of a registered target. */
 Oid
-catalog_target_state(Oid target)
+acdc_catalog_target_state(Oid target)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 
-	catalog_exec("SELECT state_table::pg_catalog.oid FROM autocdc.target "
+	acdc_catalog_exec("SELECT state_table::pg_catalog.oid FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	return oid_at(0, 1);
@@ -116,13 +116,13 @@ catalog_target_state(Oid target)
  * when the target is not an AUTO CDC one.
  */
 bool
-catalog_compact_target(Oid target, FlowDef *f)
+acdc_catalog_compact_target(Oid target, FlowDef *f)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 	bool		isnull;
 
-	catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, state_table::pg_catalog.oid, "
+	acdc_catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, state_table::pg_catalog.oid, "
 				 "       (SELECT min(f.name) FROM autocdc.flow f "
 				 "         WHERE f.target OPERATOR(pg_catalog.=) t.target) "
 				 "  FROM autocdc.target t WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
@@ -130,9 +130,9 @@ catalog_compact_target(Oid target, FlowDef *f)
 				 1, types, values, NULL);
 	if (SPI_processed != 1)
 		return false;
-	f->name = spi_value(0, 5);
+	f->name = acdc_spi_value(0, 5);
 	f->scd_type = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	f->keys = text_array_to_list(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	f->keys = acdc_text_array_to_list(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	f->seq_type = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 	f->state = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
 	return true;
@@ -140,7 +140,7 @@ catalog_compact_target(Oid target, FlowDef *f)
 
 /* Registers the target of a first AUTO CDC flow, with no partial columns yet. */
 void
-catalog_insert_target(Oid target, int scd_type, List *keys, Oid seq_type,
+acdc_catalog_insert_target(Oid target, int scd_type, List *keys, Oid seq_type,
 					  Oid state, Oid composite, List *track_columns)
 {
 	Oid			argtypes[8] = {OIDOID, INT4OID, TEXTARRAYOID, OIDOID, OIDOID, OIDOID,
@@ -150,17 +150,17 @@ catalog_insert_target(Oid target, int scd_type, List *keys, Oid seq_type,
 
 	values[0] = ObjectIdGetDatum(target);
 	values[1] = Int32GetDatum(scd_type);
-	values[2] = list_to_text_array(keys);
+	values[2] = acdc_list_to_text_array(keys);
 	values[3] = ObjectIdGetDatum(seq_type);
 	values[4] = ObjectIdGetDatum(state);
 	values[5] = ObjectIdGetDatum(composite);
 	if (!OidIsValid(composite))
 		nulls[5] = 'n';
-	values[6] = list_to_text_array(NIL);
-	values[7] = track_columns ? list_to_text_array(track_columns) : (Datum) 0;
+	values[6] = acdc_list_to_text_array(NIL);
+	values[7] = track_columns ? acdc_list_to_text_array(track_columns) : (Datum) 0;
 	if (track_columns == NIL)
 		nulls[7] = 'n';
-	catalog_exec("INSERT INTO autocdc.target (target, scd_type, keys, sequence_type, "
+	acdc_catalog_exec("INSERT INTO autocdc.target (target, scd_type, keys, sequence_type, "
 				 "  state_table, sequence_composite, partial_columns, track_columns) "
 				 "VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.regtype, "
 				 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7, $8)",
@@ -169,24 +169,24 @@ catalog_insert_target(Oid target, int scd_type, List *keys, Oid seq_type,
 
 /* Registers an append flow's target, unless it is already. */
 void
-catalog_insert_append_target(Oid target)
+acdc_catalog_insert_append_target(Oid target)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 
-	catalog_exec("INSERT INTO autocdc.target (target, kind) "
+	acdc_catalog_exec("INSERT INTO autocdc.target (target, kind) "
 				 "VALUES ($1::pg_catalog.regclass, 'append') ON CONFLICT DO NOTHING",
 				 1, argtypes, values, NULL);
 }
 
 /* The columns whose setting sequence the target's state keeps, all of them. */
 void
-catalog_target_set_partial_columns(Oid target, List *columns)
+acdc_catalog_target_set_partial_columns(Oid target, List *columns)
 {
 	Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
-	Datum		values[2] = {ObjectIdGetDatum(target), list_to_text_array(columns)};
+	Datum		values[2] = {ObjectIdGetDatum(target), acdc_list_to_text_array(columns)};
 
-	catalog_exec("UPDATE autocdc.target SET partial_columns = $2 "
+	acdc_catalog_exec("UPDATE autocdc.target SET partial_columns = $2 "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 2, argtypes, values, NULL);
 }
@@ -196,12 +196,12 @@ catalog_target_set_partial_columns(Oid target, List *columns)
  * none yet; false when it has one.
  */
 bool
-catalog_target_set_retention(Oid target, Datum retention)
+acdc_catalog_target_set_retention(Oid target, Datum retention)
 {
 	Oid			argtypes[2] = {OIDOID, INTERVALOID};
 	Datum		values[2] = {ObjectIdGetDatum(target), retention};
 
-	catalog_exec("UPDATE autocdc.target SET tombstone_retention = $2 "
+	acdc_catalog_exec("UPDATE autocdc.target SET tombstone_retention = $2 "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 				 "   AND tombstone_retention IS NULL",
 				 2, argtypes, values, NULL);
@@ -213,33 +213,33 @@ catalog_target_set_retention(Oid target, Datum retention)
  * then the one it keeps, and the one given, as text into *kept and *given.
  */
 bool
-catalog_target_other_retention(Oid target, Datum retention, char **kept,
+acdc_catalog_target_other_retention(Oid target, Datum retention, char **kept,
 							   char **given)
 {
 	Oid			argtypes[2] = {OIDOID, INTERVALOID};
 	Datum		values[2] = {ObjectIdGetDatum(target), retention};
 
-	catalog_exec("SELECT tombstone_retention::pg_catalog.text, $2::pg_catalog.text "
+	acdc_catalog_exec("SELECT tombstone_retention::pg_catalog.text, $2::pg_catalog.text "
 				 "  FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 				 "   AND tombstone_retention OPERATOR(pg_catalog.<>) $2",
 				 2, argtypes, values, NULL);
 	if (SPI_processed != 1)
 		return false;
-	*kept = spi_value(0, 1);
-	*given = spi_value(0, 2);
+	*kept = acdc_spi_value(0, 1);
+	*given = acdc_spi_value(0, 2);
 	return true;
 }
 
 /* The columns each flow into the target writes: a List of Lists of names. */
 List *
-catalog_flow_columns_of_target(Oid target)
+acdc_catalog_flow_columns_of_target(Oid target)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 	List	   *result = NIL;
 
-	catalog_exec("SELECT columns FROM autocdc.flow "
+	acdc_catalog_exec("SELECT columns FROM autocdc.flow "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -247,7 +247,7 @@ catalog_flow_columns_of_target(Oid target)
 		bool		isnull;
 
 		result = lappend(result,
-						 text_array_to_list(SPI_getbinval(SPI_tuptable->vals[i],
+						 acdc_text_array_to_list(SPI_getbinval(SPI_tuptable->vals[i],
 														  SPI_tuptable->tupdesc, 1, &isnull)));
 	}
 	return result;
@@ -258,42 +258,42 @@ catalog_flow_columns_of_target(Oid target)
  * the latter ignores NULL updates.
  */
 void
-catalog_flow_kinds_of_target(Oid target, int64 *snapshots, int64 *cdc,
+acdc_catalog_flow_kinds_of_target(Oid target, int64 *snapshots, int64 *cdc,
 							 bool *cdc_partial)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
 
-	catalog_exec("SELECT pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'snapshot'), "
+	acdc_catalog_exec("SELECT pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'snapshot'), "
 				 "       pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), "
 				 "       COALESCE(pg_catalog.bool_or(ignore_null_columns OPERATOR(pg_catalog.<>) '{}') "
 				 "                FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), false) "
 				 "  FROM autocdc.flow WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
-	*snapshots = spi_int64(0, 1);
-	*cdc = spi_int64(0, 2);
-	*cdc_partial = spi_bool(0, 3);
+	*snapshots = acdc_spi_int64(0, 1);
+	*cdc = acdc_spi_int64(0, 2);
+	*cdc_partial = acdc_spi_bool(0, 3);
 }
 
 void
-catalog_insert_pipeline(const char *name, Oid owner)
+acdc_catalog_insert_pipeline(const char *name, Oid owner)
 {
 	Oid			argtypes[2] = {TEXTOID, OIDOID};
 	Datum		values[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
 
-	catalog_exec("INSERT INTO autocdc.pipeline (name, owner) "
+	acdc_catalog_exec("INSERT INTO autocdc.pipeline (name, owner) "
 				 "VALUES ($1, $2::pg_catalog.regrole)",
 				 2, argtypes, values, NULL);
 }
 
 /* The owner of the named flow, or InvalidOid when there is none. */
 Oid
-catalog_flow_owner(const char *name)
+acdc_catalog_flow_owner(const char *name)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 
-	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
+	acdc_catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
 	return SPI_processed > 0 ? oid_at(0, 1) : InvalidOid;
 }
@@ -303,12 +303,12 @@ catalog_flow_owner(const char *name)
  * owner, or InvalidOid when there is no such flow.
  */
 Oid
-catalog_lock_flow(const char *name)
+acdc_catalog_lock_flow(const char *name)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 
-	catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow "
+	acdc_catalog_exec("SELECT owner::pg_catalog.oid FROM autocdc.flow "
 				 " WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 				 1, argtypes, values, NULL);
 	return SPI_processed == 1 ? oid_at(0, 1) : InvalidOid;
@@ -319,7 +319,7 @@ catalog_lock_flow(const char *name)
  * of its source function (or NULL) and what its expressions resolved to.
  */
 void
-catalog_insert_flow(FlowSpec *spec, const char *source_function,
+acdc_catalog_insert_flow(FlowSpec *spec, const char *source_function,
 					List *expression_objects)
 {
 	Oid			types[18] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
@@ -336,7 +336,7 @@ catalog_insert_flow(FlowSpec *spec, const char *source_function,
 	vals[3] = ObjectIdGetDatum(spec->source);
 	if (!OidIsValid(spec->source))
 		nulls[3] = 'n';
-	vals[4] = list_to_text_array(spec->keys);
+	vals[4] = acdc_list_to_text_array(spec->keys);
 	if (spec->keys == NIL)
 		nulls[4] = 'n';
 	SET_TEXT(5, spec->seq_norm);
@@ -345,18 +345,18 @@ catalog_insert_flow(FlowSpec *spec, const char *source_function,
 		nulls[6] = 'n';
 	SET_TEXT(7, spec->deletes_norm);
 	SET_TEXT(8, spec->truncates_norm);
-	vals[9] = list_to_text_array(spec->columns);
-	vals[10] = list_to_text_array(spec->ignore_null);
+	vals[9] = acdc_list_to_text_array(spec->columns);
+	vals[10] = acdc_list_to_text_array(spec->ignore_null);
 	vals[11] = BoolGetDatum(spec->once);
 	vals[12] = CStringGetTextDatum(spec->incremental ? "incremental" : "full");
 	vals[13] = CStringGetTextDatum(spec->options_json);
-	vals[14] = CStringGetTextDatum(catalog_flow_kind_name(spec->kind));
+	vals[14] = CStringGetTextDatum(acdc_catalog_flow_kind_name(spec->kind));
 	SET_TEXT(15, source_function);
 #undef SET_TEXT
-	vals[16] = list_to_text_array(expression_objects);
+	vals[16] = acdc_list_to_text_array(expression_objects);
 	vals[17] = autocdc_current_settings();
 
-	catalog_exec(psprintf("INSERT INTO autocdc.flow (name, pipeline, kind, target, source, keys, "
+	acdc_catalog_exec(psprintf("INSERT INTO autocdc.flow (name, pipeline, kind, target, source, keys, "
 						  "  sequence_by, stored_as_scd_type, apply_as_deletes, apply_as_truncates, "
 						  "  columns, ignore_null_columns, once, read_mode, owner, options, source_function, "
 						  "  expression_objects, settings) "
@@ -373,7 +373,7 @@ catalog_insert_flow(FlowSpec *spec, const char *source_function,
  * stamps (stamp.c).
  */
 void
-catalog_insert_checkpoint(const char *flow, Oid source, bool incremental)
+acdc_catalog_insert_checkpoint(const char *flow, Oid source, bool incremental)
 {
 	Oid			ctypes[3] = {TEXTOID, OIDOID, INT8OID};
 	Datum		cvals[3] = {CStringGetTextDatum(flow), ObjectIdGetDatum(source),
@@ -383,31 +383,31 @@ catalog_insert_checkpoint(const char *flow, Oid source, bool incremental)
 	if (!incremental)
 		cnulls[1] = cnulls[2] = 'n';
 	else
-		catalog_note_cluster();
-	catalog_exec("INSERT INTO autocdc.checkpoint (flow, source_oid, cluster_id) "
+		acdc_catalog_note_cluster();
+	acdc_catalog_exec("INSERT INTO autocdc.checkpoint (flow, source_oid, cluster_id) "
 				 "VALUES ($1, $2, $3)",
 				 3, ctypes, cvals, cnulls);
 }
 
 /* Records what a 0.1.0 flow's expressions resolve to, unless recorded. */
 void
-catalog_flow_set_expression_objects(const char *flow, List *objects)
+acdc_catalog_flow_set_expression_objects(const char *flow, List *objects)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
-	Datum		values[2] = {CStringGetTextDatum(flow), list_to_text_array(objects)};
+	Datum		values[2] = {CStringGetTextDatum(flow), acdc_list_to_text_array(objects)};
 
-	catalog_exec("UPDATE autocdc.flow SET expression_objects = $2 "
+	acdc_catalog_exec("UPDATE autocdc.flow SET expression_objects = $2 "
 				 " WHERE name OPERATOR(pg_catalog.=) $1 AND expression_objects IS NULL",
 				 2, argtypes, values, NULL);
 }
 
 void
-catalog_delete_flow(const char *name)
+acdc_catalog_delete_flow(const char *name)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 
-	catalog_exec("DELETE FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
+	acdc_catalog_exec("DELETE FROM autocdc.flow WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
 }
 
@@ -416,9 +416,9 @@ catalog_delete_flow(const char *name)
  * was dropped; returns how many.
  */
 uint64
-catalog_delete_flows_of_dropped(void)
+acdc_catalog_delete_flows_of_dropped(void)
 {
-	catalog_exec("DELETE FROM autocdc.flow f "
+	acdc_catalog_exec("DELETE FROM autocdc.flow f "
 				 " USING pg_catalog.pg_event_trigger_dropped_objects() d "
 				 " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass "
 				 "   AND d.objsubid OPERATOR(pg_catalog.=) 0 "
@@ -435,15 +435,15 @@ catalog_delete_flows_of_dropped(void)
  * their ROW() composite types (when they have one) to *composites.
  */
 void
-catalog_delete_orphans(List **states, List **composites)
+acdc_catalog_delete_orphans(List **states, List **composites)
 {
-	catalog_exec("DELETE FROM autocdc.checkpoint c WHERE NOT EXISTS "
+	acdc_catalog_exec("DELETE FROM autocdc.checkpoint c WHERE NOT EXISTS "
 				 "  (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) c.flow)",
 				 0, NULL, NULL, NULL);
-	catalog_exec("DELETE FROM autocdc.pipeline p WHERE NOT EXISTS "
+	acdc_catalog_exec("DELETE FROM autocdc.pipeline p WHERE NOT EXISTS "
 				 "  (SELECT 1 FROM autocdc.flow f WHERE f.pipeline OPERATOR(pg_catalog.=) p.name)",
 				 0, NULL, NULL, NULL);
-	catalog_exec("DELETE FROM autocdc.target t WHERE NOT EXISTS "
+	acdc_catalog_exec("DELETE FROM autocdc.target t WHERE NOT EXISTS "
 				 "  (SELECT 1 FROM autocdc.flow f WHERE f.target OPERATOR(pg_catalog.=) t.target) "
 				 "RETURNING t.state_table::pg_catalog.oid, t.sequence_composite::pg_catalog.oid",
 				 0, NULL, NULL, NULL);
@@ -466,13 +466,13 @@ catalog_delete_orphans(List **states, List **composites)
  * nothing uses any more.
  */
 List *
-catalog_unused_composites(Oid nsp)
+acdc_catalog_unused_composites(Oid nsp)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(nsp)};
 	List	   *types = NIL;
 
-	catalog_exec("SELECT t.oid FROM pg_catalog.pg_type t "
+	acdc_catalog_exec("SELECT t.oid FROM pg_catalog.pg_type t "
 				 " WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() o "
 				 "                WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass) "
 				 "   AND t.typnamespace OPERATOR(pg_catalog.=) $1 "
@@ -501,17 +501,17 @@ catalog_unused_composites(Oid nsp)
  * to *names and their owners, in the same order, to *owners.
  */
 void
-catalog_flows_over_sources(List *relids, List **names, List **owners)
+acdc_catalog_flows_over_sources(List *relids, List **names, List **owners)
 {
 	Oid			argtypes[1] = {OIDARRAYOID};
 	Datum		values[1] = {oid_list_to_array(relids)};
 
-	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.flow "
+	acdc_catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.flow "
 				 " WHERE source::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) ORDER BY name",
 				 1, argtypes, values, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		*names = lappend(*names, spi_value(i, 1));
+		*names = lappend(*names, acdc_spi_value(i, 1));
 		*owners = lappend_oid(*owners, oid_at(i, 2));
 	}
 }
@@ -522,12 +522,12 @@ catalog_flows_over_sources(List *relids, List **names, List **owners)
  * recorded for this very source in a cluster of the lineage.
  */
 bool
-catalog_sources_read(List *relids)
+acdc_catalog_sources_read(List *relids)
 {
 	Oid			argtypes[1] = {OIDARRAYOID};
 	Datum		values[1] = {oid_list_to_array(relids)};
 
-	catalog_exec("SELECT EXISTS (SELECT FROM autocdc.checkpoint c "
+	acdc_catalog_exec("SELECT EXISTS (SELECT FROM autocdc.checkpoint c "
 				 "  JOIN autocdc.flow f ON f.name OPERATOR(pg_catalog.=) c.flow "
 				 " WHERE f.source::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) "
 				 "   AND f.read_mode OPERATOR(pg_catalog.=) 'incremental' "
@@ -535,7 +535,7 @@ catalog_sources_read(List *relids)
 				 "        OR (c.source_oid OPERATOR(pg_catalog.=) f.source::pg_catalog.oid "
 				 "            AND c.cluster_id IN (SELECT l.system_identifier FROM autocdc.lineage l))))",
 				 1, argtypes, values, NULL);
-	return spi_bool(0, 1);
+	return acdc_spi_bool(0, 1);
 }
 
 /*
@@ -544,7 +544,7 @@ catalog_sources_read(List *relids)
  * gives none.
  */
 int
-catalog_flows_listing_tracked(Oid target, bool *tracking_all)
+acdc_catalog_flows_listing_tracked(Oid target, bool *tracking_all)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
@@ -552,7 +552,7 @@ catalog_flows_listing_tracked(Oid target, bool *tracking_all)
 
 	*tracking_all = false;
 	/* a list given is a JSON array there, an empty one the same as none */
-	catalog_exec("SELECT pg_catalog.jsonb_typeof(l) OPERATOR(pg_catalog.=) 'array' "
+	acdc_catalog_exec("SELECT pg_catalog.jsonb_typeof(l) OPERATOR(pg_catalog.=) 'array' "
 				 "         AND l OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
 				 "       OR pg_catalog.jsonb_typeof(e) OPERATOR(pg_catalog.=) 'array' "
 				 "         AND e OPERATOR(pg_catalog.<>) '[]'::pg_catalog.jsonb "
@@ -563,7 +563,7 @@ catalog_flows_listing_tracked(Oid target, bool *tracking_all)
 				 1, argtypes, values, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		if (spi_bool(i, 1))
+		if (acdc_spi_bool(i, 1))
 			listing++;
 		else
 			*tracking_all = true;
@@ -573,13 +573,13 @@ catalog_flows_listing_tracked(Oid target, bool *tracking_all)
 
 /* The columns an SCD 2 target's history is tracked on (NIL: all). */
 void
-catalog_target_set_track_columns(Oid target, List *cols)
+acdc_catalog_target_set_track_columns(Oid target, List *cols)
 {
 	Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
 	Datum		values[2] = {ObjectIdGetDatum(target),
-	cols != NIL ? list_to_text_array(cols) : (Datum) 0};
+	cols != NIL ? acdc_list_to_text_array(cols) : (Datum) 0};
 
-	catalog_exec("UPDATE autocdc.target SET track_columns = $2 "
+	acdc_catalog_exec("UPDATE autocdc.target SET track_columns = $2 "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 2, argtypes, values, cols != NIL ? "  " : " n");
 }

@@ -40,18 +40,18 @@
 
 /* The pipeline's name and owner; false when there is no such pipeline. */
 bool
-catalog_pipeline_by_id(int64 id, char **name, Oid *owner)
+acdc_catalog_pipeline_by_id(int64 id, char **name, Oid *owner)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(id)};
 	bool		isnull;
 
-	catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.pipeline "
+	acdc_catalog_exec("SELECT name, owner::pg_catalog.oid FROM autocdc.pipeline "
 				 " WHERE id OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
 		return false;
-	*name = spi_value(0, 1);
+	*name = acdc_spi_value(0, 1);
 	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
 											SPI_tuptable->tupdesc, 2, &isnull));
 	return true;
@@ -59,7 +59,7 @@ catalog_pipeline_by_id(int64 id, char **name, Oid *owner)
 
 /* The ids of the named pipelines, as int64 * in a List. */
 List *
-catalog_pipeline_ids(List *names)
+acdc_catalog_pipeline_ids(List *names)
 {
 	Oid			argtypes[1] = {TEXTARRAYOID};
 	Datum		values[1];
@@ -67,14 +67,14 @@ catalog_pipeline_ids(List *names)
 
 	if (names == NIL)
 		return NIL;
-	values[0] = list_to_text_array(names);
-	catalog_exec("SELECT id FROM autocdc.pipeline WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
+	values[0] = acdc_list_to_text_array(names);
+	acdc_catalog_exec("SELECT id FROM autocdc.pipeline WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
 				 1, argtypes, values, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		int64	   *id = palloc(sizeof(int64));
 
-		*id = spi_int64(i, 1);
+		*id = acdc_spi_int64(i, 1);
 		ids = lappend(ids, id);
 	}
 	return ids;
@@ -82,50 +82,50 @@ catalog_pipeline_ids(List *names)
 
 /* A new run id, for a manual run (a scheduled run's is its history row's). */
 int64
-catalog_next_run_id(void)
+acdc_catalog_next_run_id(void)
 {
-	catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
-	return spi_int64(0, 1);
+	acdc_catalog_exec("SELECT pg_catalog.nextval('autocdc.run_id_seq')", 0, NULL, NULL, NULL);
+	return acdc_spi_int64(0, 1);
 }
 
 /* The pipeline is run every `every` (0: continuously), from now on. */
 void
-catalog_pipeline_set_schedule(const char *pipeline, Interval *every)
+acdc_catalog_pipeline_set_schedule(const char *pipeline, Interval *every)
 {
 	Oid			argtypes[2] = {TEXTOID, INTERVALOID};
 	Datum		values[2];
 
 	values[0] = CStringGetTextDatum(pipeline);
 	values[1] = IntervalPGetDatum(every);
-	catalog_exec("UPDATE autocdc.pipeline SET schedule = $2, next_run_at = pg_catalog.now(), "
+	acdc_catalog_exec("UPDATE autocdc.pipeline SET schedule = $2, next_run_at = pg_catalog.now(), "
 				 "       failures = 0 WHERE name OPERATOR(pg_catalog.=) $1",
 				 2, argtypes, values, NULL);
 }
 
 void
-catalog_pipeline_clear_schedule(const char *pipeline)
+acdc_catalog_pipeline_clear_schedule(const char *pipeline)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(pipeline)};
 
-	catalog_exec("UPDATE autocdc.pipeline SET schedule = NULL, next_run_at = NULL "
+	acdc_catalog_exec("UPDATE autocdc.pipeline SET schedule = NULL, next_run_at = NULL "
 				 " WHERE name OPERATOR(pg_catalog.=) $1",
 				 1, argtypes, values, NULL);
 }
 
 /* The pipelines leased to a run ('running'): their ids, as int64 * in a List. */
 List *
-catalog_running_pipelines(void)
+acdc_catalog_running_pipelines(void)
 {
 	List	   *ids = NIL;
 
-	catalog_exec("SELECT id FROM autocdc.pipeline WHERE last_status OPERATOR(pg_catalog.=) 'running'",
+	acdc_catalog_exec("SELECT id FROM autocdc.pipeline WHERE last_status OPERATOR(pg_catalog.=) 'running'",
 				 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		int64	   *id = palloc(sizeof(int64));
 
-		*id = spi_int64(i, 1);
+		*id = acdc_spi_int64(i, 1);
 		ids = lappend(ids, id);
 	}
 	return ids;
@@ -136,13 +136,13 @@ catalog_running_pipelines(void)
  * CatalogPipeline * in a List.
  */
 List *
-catalog_due_pipelines(int per_owner)
+acdc_catalog_due_pipelines(int per_owner)
 {
 	Oid			argtypes[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(per_owner)};
 	List	   *due = NIL;
 
-	catalog_exec("SELECT id, owner FROM ("
+	acdc_catalog_exec("SELECT id, owner FROM ("
 				 "  SELECT id, owner::pg_catalog.oid, next_run_at, pg_catalog.row_number() OVER "
 				 "         (PARTITION BY owner ORDER BY next_run_at NULLS FIRST, id) AS n "
 				 "    FROM autocdc.pipeline "
@@ -156,7 +156,7 @@ catalog_due_pipelines(int per_owner)
 		CatalogPipeline *p = palloc(sizeof(CatalogPipeline));
 		bool		isnull;
 
-		p->id = spi_int64(i, 1);
+		p->id = acdc_spi_int64(i, 1);
 		p->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 												  SPI_tuptable->tupdesc, 2, &isnull));
 		due = lappend(due, p);
@@ -169,16 +169,16 @@ catalog_due_pipelines(int per_owner)
  * false when none is due later than now.
  */
 bool
-catalog_next_due_ms(int64 *ms)
+acdc_catalog_next_due_ms(int64 *ms)
 {
-	catalog_exec("SELECT (EXTRACT(epoch FROM pg_catalog.min(next_run_at) OPERATOR(pg_catalog.-) pg_catalog.now()) "
+	acdc_catalog_exec("SELECT (EXTRACT(epoch FROM pg_catalog.min(next_run_at) OPERATOR(pg_catalog.-) pg_catalog.now()) "
 				 "        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 "
 				 "  FROM autocdc.pipeline WHERE schedule IS NOT NULL "
 				 "   AND next_run_at OPERATOR(pg_catalog.>) pg_catalog.now()",
 				 0, NULL, NULL, NULL);
-	if (spi_value(0, 1) == NULL)
+	if (acdc_spi_value(0, 1) == NULL)
 		return false;
-	*ms = spi_int64(0, 1);
+	*ms = acdc_spi_int64(0, 1);
 	return true;
 }
 
@@ -203,18 +203,18 @@ retry_delay_sql(const char *failures)
  * transaction holds its row (a manual run's, which has it busy anyway).
  */
 bool
-pipeline_lease(int64 id)
+acdc_pipeline_lease(int64 id)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(id)};
 
 	/* a manual run's transaction may hold the row until it ends: not waited for */
-	catalog_exec("SELECT 1 FROM autocdc.pipeline WHERE id OPERATOR(pg_catalog.=) $1 "
+	acdc_catalog_exec("SELECT 1 FROM autocdc.pipeline WHERE id OPERATOR(pg_catalog.=) $1 "
 				 "   FOR UPDATE SKIP LOCKED",
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
 		return false;
-	catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = 'running', last_error = NULL, "
+	acdc_catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = 'running', last_error = NULL, "
 						  "       last_started_at = pg_catalog.clock_timestamp(), "
 						  "       next_run_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) %s "
 						  " WHERE p.id OPERATOR(pg_catalog.=) $1 AND p.schedule IS NOT NULL "
@@ -235,7 +235,7 @@ pipeline_lease(int64 id)
  * lease nothing replaced yet.
  */
 void
-pipeline_record_outcome(int64 id, const char *status, const char *error,
+acdc_pipeline_record_outcome(int64 id, const char *status, const char *error,
 						int64 rows_read, bool only_running)
 {
 	Oid			argtypes[4] = {INT8OID, TEXTOID, TEXTOID, INT8OID};
@@ -249,7 +249,7 @@ pipeline_record_outcome(int64 id, const char *status, const char *error,
 	else
 		nulls[2] = 'n';
 	values[3] = Int64GetDatum(rows_read);
-	catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = $2, last_error = $3, "
+	acdc_catalog_exec(psprintf("UPDATE autocdc.pipeline p SET last_status = $2, last_error = $3, "
 						  "  last_finished_at = pg_catalog.clock_timestamp(), "
 						  "  failures = CASE $2 WHEN 'failed' THEN p.failures OPERATOR(pg_catalog.+) 1 "
 						  "                     WHEN 'interrupted' THEN p.failures OPERATOR(pg_catalog.+) 1 "
@@ -289,7 +289,7 @@ run_is_kept(const char *status, int64 rows_read)
  * its flows' event log rows carry).  The caller commits it at once.
  */
 int64
-run_history_begin(const char *pipeline, Oid owner)
+acdc_run_history_begin(const char *pipeline, Oid owner)
 {
 	Oid			argtypes[3] = {TEXTOID, OIDOID, INT4OID};
 	Datum		values[3];
@@ -297,18 +297,18 @@ run_history_begin(const char *pipeline, Oid owner)
 	values[0] = CStringGetTextDatum(pipeline);
 	values[1] = ObjectIdGetDatum(owner);
 	values[2] = Int32GetDatum(MyProcPid);
-	catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
+	acdc_catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
 				 "       started_at, run_by, pipeline_owner) "
 				 "VALUES (pg_catalog.nextval('autocdc.run_id_seq'), $1, 'scheduled', $3, 'running', "
 				 "        pg_catalog.clock_timestamp(), $2::pg_catalog.regrole, $2::pg_catalog.regrole) "
 				 "RETURNING run_id",
 				 3, argtypes, values, NULL);
-	return spi_int64(0, 1);
+	return acdc_spi_int64(0, 1);
 }
 
 /* A scheduled run ends: its row says how (or goes, when the run did nothing). */
 void
-run_history_end(int64 run_id, const char *pipeline, const char *status,
+acdc_run_history_end(int64 run_id, const char *pipeline, const char *status,
 				const char *error, int64 rows_read)
 {
 	Oid			argtypes[5] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID};
@@ -324,11 +324,11 @@ run_history_end(int64 run_id, const char *pipeline, const char *status,
 		nulls[3] = 'n';
 	values[4] = Int64GetDatum(rows_read);
 	if (!run_is_kept(status, rows_read))
-		catalog_exec("DELETE FROM autocdc.run_history "
+		acdc_catalog_exec("DELETE FROM autocdc.run_history "
 					 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND pipeline OPERATOR(pg_catalog.=) $2",
 					 2, argtypes, values, nulls);
 	else
-		catalog_exec("UPDATE autocdc.run_history SET status = $3, error = $4, rows_read = $5, "
+		acdc_catalog_exec("UPDATE autocdc.run_history SET status = $3, error = $4, rows_read = $5, "
 					 "       ended_at = pg_catalog.clock_timestamp() "
 					 " WHERE run_id OPERATOR(pg_catalog.=) $1 AND pipeline OPERATOR(pg_catalog.=) $2",
 					 5, argtypes, values, nulls);
@@ -364,7 +364,7 @@ update_pipeline_row(void *arg)
 		values[3] = CStringGetTextDatum(o->error);
 	else
 		nulls[3] = 'n';
-	catalog_exec("UPDATE autocdc.pipeline SET last_started_at = $2, "
+	acdc_catalog_exec("UPDATE autocdc.pipeline SET last_started_at = $2, "
 				 "       last_finished_at = pg_catalog.clock_timestamp(), "
 				 "       last_status = $3, last_error = $4 "
 				 " WHERE name OPERATOR(pg_catalog.=) $1 "
@@ -380,7 +380,7 @@ update_pipeline_row(void *arg)
  * the caller's run for it (the history row says how the run went).
  */
 void
-run_history_manual(int64 run_id, const char *pipeline, TimestampTz started,
+acdc_run_history_manual(int64 run_id, const char *pipeline, TimestampTz started,
 				   const char *status, const char *error, int64 rows_read)
 {
 	ManualOutcome o = {pipeline, started, status, error};
@@ -404,7 +404,7 @@ run_history_manual(int64 run_id, const char *pipeline, TimestampTz started,
 		else
 			nulls[6] = 'n';
 		values[7] = ObjectIdGetDatum(GetUserId());
-		catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
+		acdc_catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
 					 "       started_at, ended_at, rows_read, error, run_by, pipeline_owner) "
 					 "SELECT $1, $2, 'manual', $3, $4, $5, pg_catalog.clock_timestamp(), $6, $7, "
 					 "       $8::pg_catalog.regrole, p.owner "
@@ -448,13 +448,13 @@ interrupt_history(const char *pipeline, Oid owner, TimestampTz started,
 	values[3] = TimestampTzGetDatum(started);
 	if (started == 0)
 		nulls[3] = 'n';
-	catalog_exec("UPDATE autocdc.run_history SET status = 'interrupted', error = $2, "
+	acdc_catalog_exec("UPDATE autocdc.run_history SET status = 'interrupted', error = $2, "
 				 "       ended_at = pg_catalog.clock_timestamp() "
 				 " WHERE pipeline OPERATOR(pg_catalog.=) $1 AND status OPERATOR(pg_catalog.=) 'running' "
 				 "RETURNING run_id, started_at",
 				 4, argtypes, values, nulls);
 	if (SPI_processed == 0)
-		catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, status, "
+		acdc_catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, status, "
 					 "       started_at, ended_at, error, run_by, pipeline_owner) "
 					 "VALUES (pg_catalog.nextval('autocdc.run_id_seq'), $1, 'scheduled', 'interrupted', "
 					 "        COALESCE($4, pg_catalog.clock_timestamp()), pg_catalog.clock_timestamp(), $2, "
@@ -463,9 +463,9 @@ interrupt_history(const char *pipeline, Oid owner, TimestampTz started,
 					 4, argtypes, values, nulls);
 	/* the latest, should there be more than one */
 	for (uint64 i = 0; i < SPI_processed; i++)
-		if (spi_int64(i, 1) > run_id)
+		if (acdc_spi_int64(i, 1) > run_id)
 		{
-			run_id = spi_int64(i, 1);
+			run_id = acdc_spi_int64(i, 1);
 			*run_started = spi_timestamptz(i, 2);
 		}
 	return run_id;
@@ -489,7 +489,7 @@ interrupt_flows(int64 run_id, const char *pipeline, Oid owner,
 	values[2] = CStringGetTextDatum(reason);
 	values[3] = TimestampTzGetDatum(run_started);
 	values[4] = ObjectIdGetDatum(owner);
-	catalog_exec("WITH logged AS ("
+	acdc_catalog_exec("WITH logged AS ("
 				 " INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, read_mode, "
 				 "  full_refresh, status, error, duration, run_by, flow_owner, pipeline_owner) "
 				 " SELECT $1, f.pipeline, f.name, f.target::pg_catalog.text, f.kind, "
@@ -516,7 +516,7 @@ interrupt_flows(int64 run_id, const char *pipeline, Oid owner,
  * Returns whether it recorded anything.
  */
 bool
-record_interrupted_run(int64 pipeline_id, const char *reason, bool skip_locked)
+acdc_record_interrupted_run(int64 pipeline_id, const char *reason, bool skip_locked)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(pipeline_id)};
@@ -527,18 +527,18 @@ record_interrupted_run(int64 pipeline_id, const char *reason, bool skip_locked)
 	bool		isnull;
 	int64		run_id;
 
-	catalog_exec(psprintf("SELECT name, owner::pg_catalog.oid, last_started_at "
+	acdc_catalog_exec(psprintf("SELECT name, owner::pg_catalog.oid, last_started_at "
 						  "  FROM autocdc.pipeline WHERE id OPERATOR(pg_catalog.=) $1 "
 						  "   AND last_status OPERATOR(pg_catalog.=) 'running' FOR UPDATE%s",
 						  skip_locked ? " SKIP LOCKED" : ""),
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
 		return false;
-	pipeline = spi_value(0, 1);
+	pipeline = acdc_spi_value(0, 1);
 	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
 										   SPI_tuptable->tupdesc, 2, &isnull));
 	started = spi_timestamptz(0, 3);
-	pipeline_record_outcome(pipeline_id, "interrupted", reason, 0, true);
+	acdc_pipeline_record_outcome(pipeline_id, "interrupted", reason, 0, true);
 	run_id = interrupt_history(pipeline, owner, started, reason, &run_started);
 	interrupt_flows(run_id, pipeline, owner, run_started, reason);
 	return true;
@@ -551,7 +551,7 @@ record_interrupted_run(int64 pipeline_id, const char *reason, bool skip_locked)
  * (manual_runs.c).  False when the pipeline is gone.
  */
 bool
-record_interrupted_manual_run(int64 pipeline_id, int64 run_id, int pid, Oid run_by,
+acdc_record_interrupted_manual_run(int64 pipeline_id, int64 run_id, int pid, Oid run_by,
 							  TimestampTz started, const char *reason)
 {
 	Oid			argtypes[6] = {INT8OID, INT8OID, INT4OID, OIDOID, TIMESTAMPTZOID, TEXTOID};
@@ -566,9 +566,9 @@ record_interrupted_manual_run(int64 pipeline_id, int64 run_id, int pid, Oid run_
 	values[3] = ObjectIdGetDatum(run_by);
 	values[4] = TimestampTzGetDatum(started);
 	values[5] = CStringGetTextDatum(reason);
-	if (!catalog_pipeline_by_id(pipeline_id, &pipeline, &owner))
+	if (!acdc_catalog_pipeline_by_id(pipeline_id, &pipeline, &owner))
 		return false;
-	catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
+	acdc_catalog_exec("INSERT INTO autocdc.run_history (run_id, pipeline, trigger, pid, status, "
 				 "       started_at, ended_at, rows_read, error, run_by, pipeline_owner) "
 				 "SELECT $2, p.name, 'manual', $3, 'interrupted', $5, pg_catalog.clock_timestamp(), "
 				 "       0, $6, $4::pg_catalog.regrole, p.owner "

@@ -136,7 +136,7 @@ alter_column_sql(Oid relid, const char *col, Oid collation)
 
 	get_atttypetypmodcoll(relid, get_attnum(relid, col), &typid, &typmod, &have);
 	return psprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s COLLATE %s",
-					rel_qualified_name(relid), quote_identifier(col),
+					acdc_rel_qualified_name(relid), quote_identifier(col),
 					format_type_extended(typid, typmod,
 										 FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
 					collation_sql_name(collation));
@@ -202,7 +202,7 @@ static Oid
 analyzed_seq_collation(FlowDef *f, bool *row_mismatch)
 {
 	char	   *sql = psprintf("SELECT (%s) FROM %s AS __autocdc_src", f->sequence_by,
-							   rel_qualified_name(f->source));
+							   acdc_rel_qualified_name(f->source));
 	List	   *raw = raw_parser(sql, RAW_PARSE_DEFAULT);
 	Query	   *q = parse_analyze_fixedparams(linitial(raw), sql, NULL, 0, NULL);
 	Node	   *expr = (Node *) ((TargetEntry *) linitial(q->targetList))->expr;

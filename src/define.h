@@ -62,69 +62,69 @@ typedef struct FlowSpec
 	bool		retention_given;
 } FlowSpec;
 
-extern void define_resolve_columns(FlowSpec *spec, List *column_list,
+extern void acdc_define_resolve_columns(FlowSpec *spec, List *column_list,
 								   List *except_list, bool ignore_all,
 								   List *ignore_list, List *ignore_except);
-extern SourceColumn *define_source_column(FlowSpec *spec, const char *name);
-extern void define_load_columns(FlowSpec *spec, Oid relid, bool check_select);
-extern List *define_resolve_names(FlowSpec *spec, List *names, const char *what);
-extern void define_drop_history_columns(FlowSpec *spec);
-extern char *define_options_json(FunctionCallInfo fcinfo, int nargs,
+extern SourceColumn *acdc_define_source_column(FlowSpec *spec, const char *name);
+extern void acdc_define_load_columns(FlowSpec *spec, Oid relid, bool check_select);
+extern List *acdc_define_resolve_names(FlowSpec *spec, List *names, const char *what);
+extern void acdc_define_drop_history_columns(FlowSpec *spec);
+extern char *acdc_define_options_json(FunctionCallInfo fcinfo, int nargs,
 								 const char *const *names);
-extern char *define_text_arg(FunctionCallInfo fcinfo, int n);
-extern List *define_list_arg(FunctionCallInfo fcinfo, int n);
-extern void define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
-extern int	define_scd_type_arg(FunctionCallInfo fcinfo, int n);
-extern void define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
-extern void define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
-extern void define_refuse_both(List *a, List *b, const char *aname, const char *bname);
-extern void define_analyze_expressions(FlowSpec *spec);
-extern void define_create_flow(FlowSpec *spec);
-extern void define_drop_orphan_targets(void);
+extern char *acdc_define_text_arg(FunctionCallInfo fcinfo, int n);
+extern List *acdc_define_list_arg(FunctionCallInfo fcinfo, int n);
+extern void acdc_define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
+extern int	acdc_define_scd_type_arg(FunctionCallInfo fcinfo, int n);
+extern void acdc_define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
+extern void acdc_define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
+extern void acdc_define_refuse_both(List *a, List *b, const char *aname, const char *bname);
+extern void acdc_define_analyze_expressions(FlowSpec *spec);
+extern void acdc_define_create_flow(FlowSpec *spec);
+extern void acdc_define_drop_orphan_targets(void);
 
 /* define_start.c: start_from */
-extern bool define_start_from_arg(FunctionCallInfo fcinfo, int n);
-extern void define_refuse_start_now(FlowSpec *spec);
-extern void define_start_now(FlowSpec *spec);
+extern bool acdc_define_start_from_arg(FunctionCallInfo fcinfo, int n);
+extern void acdc_define_refuse_start_now(FlowSpec *spec);
+extern void acdc_define_start_now(FlowSpec *spec);
 
 /* Helpers define_target.c lends to define_scd2.c. */
-extern char *type_with_typmod(Oid typid, int32 typmod);
-extern void append_collation(StringInfo buf, Oid collation, Oid typid);
-extern char *define_column_ddl(Oid relid, const char *col);
-extern char *define_seq_column_type(FlowSpec *spec);
-extern void define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite);
-extern void define_depend_on_target(Oid classid, Oid objid, Oid target);
-extern void define_free_name(char *name, const char *prefix, Oid target, bool type);
-extern bool define_same_oid_lists(List *a, List *b);
-extern List *define_composite_field_types(Oid typid);
-extern bool define_has_unique_index(Oid relid, List *columns);
-extern char *define_unique_index_hint(Oid relid, List *columns);
-extern void define_require_owner(Oid relid);
-extern void define_refuse_temporary(Oid relid, const char *what);
-extern void define_require_run_access(FlowSpec *spec);
-extern void define_require_trusted_type(Oid typid, Oid runner, const char *what);
-extern void define_require_sortable(Oid typid, const char *what);
-extern Oid	define_create_target(FlowSpec *spec, RangeVar *rv);
-extern void define_check_existing_target(FlowSpec *spec, Oid relid);
-extern void define_prepare_source(FlowSpec *spec);
-extern Oid	define_create_sequence_composite(FlowSpec *spec, Oid owner);
-extern Oid	define_create_state_table(FlowSpec *spec, Oid owner);
-extern char *define_aux_table_head(StringInfo sql, FlowSpec *spec,
+extern char *acdc_type_with_typmod(Oid typid, int32 typmod);
+extern void acdc_append_collation(StringInfo buf, Oid collation, Oid typid);
+extern char *acdc_define_column_ddl(Oid relid, const char *col);
+extern char *acdc_define_seq_column_type(FlowSpec *spec);
+extern void acdc_define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite);
+extern void acdc_define_depend_on_target(Oid classid, Oid objid, Oid target);
+extern void acdc_define_free_name(char *name, const char *prefix, Oid target, bool type);
+extern bool acdc_define_same_oid_lists(List *a, List *b);
+extern List *acdc_define_composite_field_types(Oid typid);
+extern bool acdc_define_has_unique_index(Oid relid, List *columns);
+extern char *acdc_define_unique_index_hint(Oid relid, List *columns);
+extern void acdc_define_require_owner(Oid relid);
+extern void acdc_define_refuse_temporary(Oid relid, const char *what);
+extern void acdc_define_require_run_access(FlowSpec *spec);
+extern void acdc_define_require_trusted_type(Oid typid, Oid runner, const char *what);
+extern void acdc_define_require_sortable(Oid typid, const char *what);
+extern Oid	acdc_define_create_target(FlowSpec *spec, RangeVar *rv);
+extern void acdc_define_check_existing_target(FlowSpec *spec, Oid relid);
+extern void acdc_define_prepare_source(FlowSpec *spec);
+extern Oid	acdc_define_create_sequence_composite(FlowSpec *spec, Oid owner);
+extern Oid	acdc_define_create_state_table(FlowSpec *spec, Oid owner);
+extern char *acdc_define_aux_table_head(StringInfo sql, FlowSpec *spec,
 								   const char *prefix, char *sname);
-extern Oid	define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
+extern Oid	acdc_define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
 									const char *what, Oid owner);
 
 /* define_scd2.c; a target's value columns at most (the fold's column masks) */
 #define SCD2_MAX_VALUES 64
-extern void scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);
-extern void scd2_check_existing_target(FlowSpec *spec, Oid relid);
-extern void scd2_check_history_collations(FlowSpec *spec, Oid relid);
-extern void scd2_add_history_columns(FlowSpec *spec);
-extern Oid	scd2_create_event_store(FlowSpec *spec, Oid owner);
-extern void scd2_extend_event_store(FlowSpec *spec, Oid events);
-extern void scd2_create_as_of(FlowSpec *spec, Oid owner);
+extern void acdc_scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);
+extern void acdc_scd2_check_existing_target(FlowSpec *spec, Oid relid);
+extern void acdc_scd2_check_history_collations(FlowSpec *spec, Oid relid);
+extern void acdc_scd2_add_history_columns(FlowSpec *spec);
+extern Oid	acdc_scd2_create_event_store(FlowSpec *spec, Oid owner);
+extern void acdc_scd2_extend_event_store(FlowSpec *spec, Oid events);
+extern void acdc_scd2_create_as_of(FlowSpec *spec, Oid owner);
 
 /* drop_deps.c */
-extern void define_drop_unused_composites(void);
+extern void acdc_define_drop_unused_composites(void);
 
 #endif							/* AUTOCDC_DEFINE_H */

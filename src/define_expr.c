@@ -85,7 +85,7 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT (%s) FROM %s", expr,
-					 rel_qualified_name(spec->source));
+					 acdc_rel_qualified_name(spec->source));
 
 	ctxarg.what = what;
 	ctxarg.expr = expr;
@@ -135,7 +135,7 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 }
 
 void
-define_require_sortable(Oid typid, const char *what)
+acdc_define_require_sortable(Oid typid, const char *what)
 {
 	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
 
@@ -166,7 +166,7 @@ analyze_bool(FlowSpec *spec, const char *expr, const char *what)
 }
 
 void
-define_analyze_expressions(FlowSpec *spec)
+acdc_define_analyze_expressions(FlowSpec *spec)
 {
 	Node	   *node;
 
@@ -183,7 +183,7 @@ define_analyze_expressions(FlowSpec *spec)
 					 errmsg("sequence_by of an anonymous record type must be a ROW(...) expression")));
 		foreach(lc, ((RowExpr *) node)->args)
 		{
-			define_require_sortable(exprType(lfirst(lc)), "every field of sequence_by");
+			acdc_define_require_sortable(exprType(lfirst(lc)), "every field of sequence_by");
 			spec->seq_row_types = lappend_oid(spec->seq_row_types, exprType(lfirst(lc)));
 			spec->seq_row_typmods = lappend_int(spec->seq_row_typmods, exprTypmod(lfirst(lc)));
 			spec->seq_row_colls = lappend_oid(spec->seq_row_colls,
@@ -191,7 +191,7 @@ define_analyze_expressions(FlowSpec *spec)
 		}
 	}
 	else
-		define_require_sortable(spec->seq_type, "sequence_by");
+		acdc_define_require_sortable(spec->seq_type, "sequence_by");
 
 	spec->deletes_norm = analyze_bool(spec, spec->deletes, "apply_as_deletes");
 	spec->truncates_norm = analyze_bool(spec, spec->truncates, "apply_as_truncates");

@@ -70,7 +70,7 @@ check_source_function(Oid fn)
 	acl = may_execute(fn);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_FUNCTION, fname);
-	define_require_sortable(version_type, "the snapshot version");
+	acdc_define_require_sortable(version_type, "the snapshot version");
 	return version_type;
 }
 
@@ -82,23 +82,23 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 			   *track_except;
 
 	/* an older catalog's function has other arguments: refuse before reading them */
-	catalog_check_version();
-	define_require_arg(fcinfo, 0, "target");
-	define_require_arg(fcinfo, 1, "keys");
+	acdc_catalog_check_version();
+	acdc_define_require_arg(fcinfo, 0, "target");
+	acdc_define_require_arg(fcinfo, 1, "keys");
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = FLOW_SNAPSHOT;
-	spec.target_name = define_text_arg(fcinfo, 0);
-	spec.keys = text_array_to_list(PG_GETARG_DATUM(1));
+	spec.target_name = acdc_define_text_arg(fcinfo, 0);
+	spec.keys = acdc_text_array_to_list(PG_GETARG_DATUM(1));
 	spec.source = PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2);
 	spec.source_function = PG_ARGISNULL(3) ? InvalidOid : PG_GETARG_OID(3);
-	spec.name = PG_ARGISNULL(4) ? spec.target_name : define_text_arg(fcinfo, 4);
-	spec.scd_type = define_scd_type_arg(fcinfo, 5);
-	track_list = define_list_arg(fcinfo, 6);
-	track_except = define_list_arg(fcinfo, 7);
+	spec.name = PG_ARGISNULL(4) ? spec.target_name : acdc_define_text_arg(fcinfo, 4);
+	spec.scd_type = acdc_define_scd_type_arg(fcinfo, 5);
+	track_list = acdc_define_list_arg(fcinfo, 6);
+	track_except = acdc_define_list_arg(fcinfo, 7);
 	spec.once = !PG_ARGISNULL(8) && PG_GETARG_BOOL(8);
-	define_pipeline_arg(&spec, fcinfo, 9);
-	define_retention_arg(&spec, fcinfo, 10);
-	spec.start_now = define_start_from_arg(fcinfo, 11);
+	acdc_define_pipeline_arg(&spec, fcinfo, 9);
+	acdc_define_retention_arg(&spec, fcinfo, 10);
+	spec.start_now = acdc_define_start_from_arg(fcinfo, 11);
 
 	if (OidIsValid(spec.source) == OidIsValid(spec.source_function))
 		ereport(ERROR,
@@ -110,14 +110,14 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("track-history options apply only to SCD type 2 flows"),
 				 errhint("Remove them, or use stored_as_scd_type => 2.")));
-	define_refuse_both(track_list, track_except, "track_history_column_list",
+	acdc_define_refuse_both(track_list, track_except, "track_history_column_list",
 					   "track_history_except_column_list");
 	if (spec.keys == NIL || spec.name[0] == '\0' || spec.pipeline[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keys must name at least one column, and names must not be empty")));
-	define_refuse_start_now(&spec);
-	spec.options_json = define_options_json(fcinfo, 12,
+	acdc_define_refuse_start_now(&spec);
+	spec.options_json = acdc_define_options_json(fcinfo, 12,
 											(const char *const[]) {"target", "keys", "source",
 												"source_function", "name", "stored_as_scd_type",
 												"track_history_column_list", "track_history_except_column_list",
@@ -129,7 +129,7 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	if (OidIsValid(spec.source))
 	{
 		/* read whole at each run: versions 0, 1, 2, ... */
-		define_load_columns(&spec, spec.source, true);
+		acdc_define_load_columns(&spec, spec.source, true);
 		spec.seq_type = INT8OID;
 	}
 	else
@@ -146,18 +146,18 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 					 errmsg("target \"%s\" of a snapshot flow fed by a function must exist", spec.target_name),
 					 errhint("Create the target table first; autocdc cannot know the snapshots' columns before the function returns one.")));
 		/* nothing about another role's table is told before this */
-		define_refuse_temporary(target, "target");
-		define_require_owner(target);
-		define_load_columns(&spec, target, false);
-		define_drop_history_columns(&spec);
+		acdc_define_refuse_temporary(target, "target");
+		acdc_define_require_owner(target);
+		acdc_define_load_columns(&spec, target, false);
+		acdc_define_drop_history_columns(&spec);
 	}
 	spec.incremental = false;
-	define_resolve_columns(&spec, NIL, NIL, false, NIL, NIL);
+	acdc_define_resolve_columns(&spec, NIL, NIL, false, NIL, NIL);
 	if (spec.scd_type == 2)
-		scd2_resolve_tracking(&spec,
-							  define_resolve_names(&spec, track_list, "track_history_column_list"),
-							  define_resolve_names(&spec, track_except, "track_history_except_column_list"));
-	define_create_flow(&spec);
+		acdc_scd2_resolve_tracking(&spec,
+							  acdc_define_resolve_names(&spec, track_list, "track_history_column_list"),
+							  acdc_define_resolve_names(&spec, track_except, "track_history_except_column_list"));
+	acdc_define_create_flow(&spec);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -168,35 +168,35 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 	FlowSpec	spec;
 
 	/* an older catalog's function has other arguments: refuse before reading them */
-	catalog_check_version();
-	define_require_arg(fcinfo, 0, "target");
-	define_require_arg(fcinfo, 1, "source");
+	acdc_catalog_check_version();
+	acdc_define_require_arg(fcinfo, 0, "target");
+	acdc_define_require_arg(fcinfo, 1, "source");
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = FLOW_APPEND;
-	spec.target_name = define_text_arg(fcinfo, 0);
+	spec.target_name = acdc_define_text_arg(fcinfo, 0);
 	spec.source = PG_GETARG_OID(1);
-	spec.name = PG_ARGISNULL(2) ? spec.target_name : define_text_arg(fcinfo, 2);
+	spec.name = PG_ARGISNULL(2) ? spec.target_name : acdc_define_text_arg(fcinfo, 2);
 	spec.once = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
-	define_pipeline_arg(&spec, fcinfo, 4);
-	spec.start_now = define_start_from_arg(fcinfo, 5);
+	acdc_define_pipeline_arg(&spec, fcinfo, 4);
+	spec.start_now = acdc_define_start_from_arg(fcinfo, 5);
 	if (spec.name[0] == '\0' || spec.pipeline[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("flow and pipeline names must not be empty")));
-	spec.options_json = define_options_json(fcinfo, 6,
+	spec.options_json = acdc_define_options_json(fcinfo, 6,
 											(const char *const[]) {"target", "source", "name", "once",
 											"pipeline", "start_from"});
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	define_load_columns(&spec, spec.source, true);
+	acdc_define_load_columns(&spec, spec.source, true);
 	{
 		ListCell   *lc;
 
 		foreach(lc, spec.source_columns)
 			spec.columns = lappend(spec.columns, ((SourceColumn *) lfirst(lc))->name);
 	}
-	define_create_flow(&spec);
+	acdc_define_create_flow(&spec);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

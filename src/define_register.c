@@ -51,8 +51,8 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 {
 	ListCell   *lc;
 	List	   *added = NIL;
-	char	   *qstate = rel_qualified_name(state);
-	char	   *seqtype = define_seq_column_type(spec);
+	char	   *qstate = acdc_rel_qualified_name(state);
+	char	   *seqtype = acdc_define_seq_column_type(spec);
 	UserSwitch	sw;
 
 	/* the state holds rows now: what ALTER and UPDATE set off runs as its owner */
@@ -61,27 +61,27 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 	{
 		char	   *col = lfirst(lc);
 
-		if (list_has_string(tracked, col))
+		if (acdc_list_has_string(tracked, col))
 			continue;
 		added = lappend(added, col);
 		if (spec->scd_type == 2)
 			continue;			/* the event store records inheritance per event */
-		spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qstate,
+		acdc_spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qstate,
 						  quote_identifier(col), seqtype),
 				 0, NULL, NULL, NULL, false);
-		spi_exec(psprintf("UPDATE %s SET %s = __autocdc_upsert_seq WHERE __autocdc_deleted_at IS NULL",
+		acdc_spi_exec(psprintf("UPDATE %s SET %s = __autocdc_upsert_seq WHERE __autocdc_deleted_at IS NULL",
 						  qstate, quote_identifier(col)),
 				 0, NULL, NULL, NULL, false);
 	}
 	autocdc_unbecome(&sw);
 
 	if (added != NIL)
-		catalog_target_set_partial_columns(spec->target,
+		acdc_catalog_target_set_partial_columns(spec->target,
 										   list_concat_copy(tracked, added));
 }
 
 bool
-define_same_oid_lists(List *a, List *b)
+acdc_define_same_oid_lists(List *a, List *b)
 {
 	ListCell   *la,
 			   *lb;
@@ -102,14 +102,14 @@ same_string_sets(List *a, List *b)
 	if (list_length(a) != list_length(b))
 		return false;
 	foreach(lc, a)
-		if (!list_has_string(b, lfirst(lc)))
+		if (!acdc_list_has_string(b, lfirst(lc)))
 		return false;
 	return true;
 }
 
 /* Field types of a composite type, as a list. */
 List *
-define_composite_field_types(Oid typid)
+acdc_define_composite_field_types(Oid typid)
 {
 	TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
 	List	   *result = NIL;
@@ -136,21 +136,21 @@ columns_needing_tracking(FlowSpec *spec)
 	ListCell   *lc,
 			   *lf;
 
-	foreach(lf, catalog_flow_columns_of_target(spec->target))
+	foreach(lf, acdc_catalog_flow_columns_of_target(spec->target))
 	{
 		List	   *cols = lfirst(lf);
 
 		per_flow = lappend(per_flow, cols);
 		foreach(lc, cols)
-			if (!list_has_string(all, lfirst(lc)))
+			if (!acdc_list_has_string(all, lfirst(lc)))
 			all = lappend(all, lfirst(lc));
 	}
 	foreach(lc, all)
 	{
 		foreach(lf, per_flow)
 		{
-			if (!list_has_string(lfirst(lf), lfirst(lc)) &&
-				!list_has_string(result, lfirst(lc)))
+			if (!acdc_list_has_string(lfirst(lf), lfirst(lc)) &&
+				!acdc_list_has_string(result, lfirst(lc)))
 				result = lappend(result, lfirst(lc));
 		}
 	}
@@ -169,9 +169,9 @@ register_retention(FlowSpec *spec)
 
 	if (!spec->retention_given)
 		return;
-	if (catalog_target_set_retention(spec->target, spec->tombstone_retention))
+	if (acdc_catalog_target_set_retention(spec->target, spec->tombstone_retention))
 		return;
-	if (catalog_target_other_retention(spec->target, spec->tombstone_retention,
+	if (acdc_catalog_target_other_retention(spec->target, spec->tombstone_retention,
 									   &kept, &given))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -217,16 +217,16 @@ refuse_aux_of_former_owner(FlowSpec *spec, Oid state, Oid composite)
 static void
 agree_on_tracking(FlowSpec *spec, Oid state, List *stored)
 {
-	List	   *all = event_store_value_columns(state, spec->keys);
+	List	   *all = acdc_event_store_value_columns(state, spec->keys);
 	bool		adds = false;
 	bool		tracking_all;
-	int			listing = catalog_flows_listing_tracked(spec->target, &tracking_all);
+	int			listing = acdc_catalog_flows_listing_tracked(spec->target, &tracking_all);
 	List	   *mine;
 	List	   *result;
 	ListCell   *lc;
 
 	foreach(lc, spec->columns)
-		if (!list_has_string(all, lfirst(lc)))
+		if (!acdc_list_has_string(all, lfirst(lc)))
 		{
 			all = lappend(all, lfirst(lc));
 			adds = true;
@@ -247,7 +247,7 @@ agree_on_tracking(FlowSpec *spec, Oid state, List *stored)
 	}
 	result = listing == 0 && spec->track_columns == NIL ? NIL : mine;
 	if ((result == NIL) != (stored == NIL) || !same_string_sets(result, stored))
-		catalog_target_set_track_columns(spec->target, result);
+		acdc_catalog_target_set_track_columns(spec->target, result);
 }
 
 /*
@@ -260,7 +260,7 @@ register_target(FlowSpec *spec, Oid owner)
 {
 	TargetRegistration reg;
 
-	if (catalog_target_registration(spec->target, &reg))
+	if (acdc_catalog_target_registration(spec->target, &reg))
 	{
 		Oid			seqtype = reg.seq_type;
 		Oid			composite = reg.composite;
@@ -270,10 +270,10 @@ register_target(FlowSpec *spec, Oid owner)
 
 		refuse_aux_of_former_owner(spec, state, composite);
 		if (spec->seq_type == RECORDOID && OidIsValid(composite) &&
-			define_same_oid_lists(spec->seq_row_types, define_composite_field_types(composite)))
+			acdc_define_same_oid_lists(spec->seq_row_types, acdc_define_composite_field_types(composite)))
 		{
 			spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
-									  type_qualified_name(composite));
+									  acdc_type_qualified_name(composite));
 			spec->seq_type = composite;
 		}
 		if (spec->seq_type != seqtype)
@@ -284,11 +284,11 @@ register_target(FlowSpec *spec, Oid owner)
 							spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type),
 							tname, format_type_be(seqtype)),
 					 errdetail("Flows into one target share one ordering.")));
-		define_check_seq_collation(spec, state, composite);
+		acdc_define_check_seq_collation(spec, state, composite);
 		if (spec->scd_type == 2)
 		{
 			agree_on_tracking(spec, state, reg.track_columns);
-			scd2_extend_event_store(spec, state);
+			acdc_scd2_extend_event_store(spec, state);
 		}
 		add_state_partial_columns(spec, state, tracked,
 								  columns_needing_tracking(spec));
@@ -303,23 +303,23 @@ register_target(FlowSpec *spec, Oid owner)
 
 		if (spec->seq_type == RECORDOID)
 		{
-			composite = define_create_sequence_composite(spec, owner);
+			composite = acdc_define_create_sequence_composite(spec, owner);
 			spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
-									  type_qualified_name(composite));
+									  acdc_type_qualified_name(composite));
 			spec->seq_type = composite;
 		}
 		if (spec->scd_type == 2)
 		{
 			if (spec->target_created)
-				scd2_add_history_columns(spec);
+				acdc_scd2_add_history_columns(spec);
 			else
-				scd2_check_history_collations(spec, spec->target);
-			state = scd2_create_event_store(spec, owner);
-			scd2_create_as_of(spec, owner);
+				acdc_scd2_check_history_collations(spec, spec->target);
+			state = acdc_scd2_create_event_store(spec, owner);
+			acdc_scd2_create_as_of(spec, owner);
 		}
 		else
-			state = define_create_state_table(spec, owner);
-		catalog_insert_target(spec->target, spec->scd_type, spec->keys,
+			state = acdc_define_create_state_table(spec, owner);
+		acdc_catalog_insert_target(spec->target, spec->scd_type, spec->keys,
 							  spec->seq_type, state, composite,
 							  spec->track_columns);
 		add_state_partial_columns(spec, state, NIL, spec->ignore_null);
@@ -336,11 +336,11 @@ register_target(FlowSpec *spec, Oid owner)
 static void
 ensure_pipeline(FlowSpec *spec)
 {
-	Oid			owner = catalog_pipeline_owner(spec->pipeline, NULL);
+	Oid			owner = acdc_catalog_pipeline_owner(spec->pipeline, NULL);
 
 	if (!OidIsValid(owner))
 	{
-		catalog_insert_pipeline(spec->pipeline, GetUserId());
+		acdc_catalog_insert_pipeline(spec->pipeline, GetUserId());
 		return;
 	}
 	if (spec->pipeline_named ? !has_privs_of_role(GetUserId(), owner)
@@ -370,7 +370,7 @@ check_same_keys(FlowSpec *spec, List *keys, Oid target)
 		StringInfoData k;
 
 		initStringInfo(&k);
-		append_column_list(&k, keys, NULL);
+		acdc_append_column_list(&k, keys, NULL);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("flow \"%s\" must use the keys of the other flows into \"%s\": (%s)",
@@ -394,7 +394,7 @@ check_snapshot_mix(FlowSpec *spec, Oid target)
 	bool		snapshot = spec->kind == FLOW_SNAPSHOT;
 	char	   *tname = get_rel_name(target);
 
-	catalog_flow_kinds_of_target(target, &snapshots, &cdc, &cdc_partial);
+	acdc_catalog_flow_kinds_of_target(target, &snapshots, &cdc, &cdc_partial);
 
 	if (snapshot && snapshots > 0)
 		ereport(ERROR,
@@ -424,11 +424,11 @@ insert_flow_row(FlowSpec *spec)
 	char	   *fn = OidIsValid(spec->source_function) ?
 		format_procedure_qualified(spec->source_function) : NULL;
 
-	catalog_insert_flow(spec, fn,
+	acdc_catalog_insert_flow(spec, fn,
 						acdc_expression_objects(GetUserId(), spec->source,
 												spec->seq_norm, spec->deletes_norm,
 												spec->truncates_norm, fn));
-	catalog_insert_checkpoint(spec->name, spec->source, spec->incremental);
+	acdc_catalog_insert_checkpoint(spec->name, spec->source, spec->incremental);
 }
 
 /*
@@ -443,15 +443,15 @@ check_sequence_types(FlowSpec *spec)
 	ListCell   *lc;
 
 	if (spec->seq_type != RECORDOID)
-		define_require_trusted_type(spec->seq_type, runner,
+		acdc_define_require_trusted_type(spec->seq_type, runner,
 									spec->kind == FLOW_SNAPSHOT ?
 									"the snapshot version" : "sequence_by");
 	foreach(lc, spec->seq_row_types)
-		define_require_trusted_type(lfirst_oid(lc), runner, "a field of sequence_by");
+		acdc_define_require_trusted_type(lfirst_oid(lc), runner, "a field of sequence_by");
 }
 
 void
-define_create_flow(FlowSpec *spec)
+acdc_define_create_flow(FlowSpec *spec)
 {
 	List	   *names;
 	RangeVar   *rv;
@@ -461,10 +461,10 @@ define_create_flow(FlowSpec *spec)
 	bool		snapshot = spec->kind == FLOW_SNAPSHOT;
 
 	autocdc_refuse_within_flow("creating a flow");
-	catalog_check_version();
-	define_refuse_start_now(spec);
+	acdc_catalog_check_version();
+	acdc_define_refuse_start_now(spec);
 	ensure_pipeline(spec);
-	taken_by = catalog_flow_owner(spec->name);
+	taken_by = acdc_catalog_flow_owner(spec->name);
 	if (OidIsValid(taken_by))
 	{
 		if (has_privs_of_role(GetUserId(), taken_by))
@@ -490,9 +490,9 @@ define_create_flow(FlowSpec *spec)
 		bool		registered;
 
 		/* nothing about another role's target is told before this */
-		define_refuse_temporary(existing, "target");
-		define_require_owner(existing);
-		registered = catalog_target_kind(existing, &kind, &scd, &keys);
+		acdc_define_refuse_temporary(existing, "target");
+		acdc_define_require_owner(existing);
+		registered = acdc_catalog_target_kind(existing, &kind, &scd, &keys);
 
 		if (registered && (kind == FLOW_APPEND) != append)
 			ereport(ERROR,
@@ -509,29 +509,29 @@ define_create_flow(FlowSpec *spec)
 					 errdetail("Flows into one target agree on keys, SCD type and sequence type.")));
 		if (registered && !append)
 			check_same_keys(spec, keys, existing);
-		define_check_existing_target(spec, existing);
+		acdc_define_check_existing_target(spec, existing);
 		if (registered && !append)
 			check_snapshot_mix(spec, existing);
-		spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
-						  rel_qualified_name(existing)), 0, NULL, NULL, NULL, false);
+		acdc_spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
+						  acdc_rel_qualified_name(existing)), 0, NULL, NULL, NULL, false);
 		spec->target = existing;
 	}
 	/* (a function-fed snapshot flow's target exists: define_kinds.c checked) */
 	if (!snapshot)
-		define_prepare_source(spec);
+		acdc_define_prepare_source(spec);
 	if (!OidIsValid(existing))
-		spec->target = define_create_target(spec, rv);
-	define_require_run_access(spec);
+		spec->target = acdc_define_create_target(spec, rv);
+	acdc_define_require_run_access(spec);
 	if (!append)
 		check_sequence_types(spec);
 
 	if (append)
-		catalog_insert_append_target(spec->target);
+		acdc_catalog_insert_append_target(spec->target);
 	else
 		register_target(spec, autocdc_relation_owner(spec->target));
 	insert_flow_row(spec);
 	if (spec->start_now)
-		define_start_now(spec);
+		acdc_define_start_now(spec);
 }
 
 /* Whether anything but its own array type uses a type (a column, say). */
@@ -541,7 +541,7 @@ type_in_use(Oid typid)
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(typid)};
 
-	spi_exec("SELECT 1 FROM pg_catalog.pg_depend "
+	acdc_spi_exec("SELECT 1 FROM pg_catalog.pg_depend "
 			 " WHERE refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass "
 			 "   AND refobjid OPERATOR(pg_catalog.=) $1 AND deptype OPERATOR(pg_catalog.<>) 'i' LIMIT 1",
 			 1, argtypes, values, NULL, true);
@@ -557,13 +557,13 @@ type_in_use(Oid typid)
  * goes with them, so that nobody's DROP of a source can be blocked by it.
  */
 void
-define_drop_orphan_targets(void)
+acdc_define_drop_orphan_targets(void)
 {
 	List	   *states = NIL,
 			   *types = NIL;
 	ListCell   *lc;
 
-	catalog_delete_orphans(&states, &types);
+	acdc_catalog_delete_orphans(&states, &types);
 	foreach(lc, states)
 	{
 		ObjectAddress addr;
@@ -606,9 +606,9 @@ autocdc_on_sql_drop(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (catalog_delete_flows_of_dropped() > 0)
-		define_drop_orphan_targets();
-	define_drop_unused_composites();
+	if (acdc_catalog_delete_flows_of_dropped() > 0)
+		acdc_define_drop_orphan_targets();
+	acdc_define_drop_unused_composites();
 	SPI_finish();
 	PG_RETURN_VOID();
 }

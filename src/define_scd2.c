@@ -23,14 +23,14 @@
  * against the flow's value columns; NIL means every value column.
  */
 void
-scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except)
+acdc_scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except)
 {
 	ListCell   *lc;
 
 	spec->track_columns = NIL;
 	foreach(lc, track_list != NIL ? track_list : track_except)
 	{
-		if (!list_has_string(spec->columns, lfirst(lc)))
+		if (!acdc_list_has_string(spec->columns, lfirst(lc)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("column \"%s\" of the track-history list is not a value column of the flow",
@@ -41,8 +41,8 @@ scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except)
 		return;
 	foreach(lc, spec->columns)
 	{
-		if (track_list != NIL ? list_has_string(track_list, lfirst(lc))
-			: !list_has_string(track_except, lfirst(lc)))
+		if (track_list != NIL ? acdc_list_has_string(track_list, lfirst(lc))
+			: !acdc_list_has_string(track_except, lfirst(lc)))
 			spec->track_columns = lappend(spec->track_columns, lfirst(lc));
 	}
 	if (spec->track_columns == NIL)
@@ -56,10 +56,10 @@ scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except)
  * The history columns of an existing target order versions as the
  * sequence does: in its collation (a composite __start_at: in its fields'
  * collations).  Checked for the first flow into it; the flows after it
- * are held to the first's ordering (define_check_seq_collation).
+ * are held to the first's ordering (acdc_define_check_seq_collation).
  */
 void
-scd2_check_history_collations(FlowSpec *spec, Oid relid)
+acdc_scd2_check_history_collations(FlowSpec *spec, Oid relid)
 {
 	const char *detail = "The history columns order versions as the sequence orders events.";
 
@@ -93,7 +93,7 @@ scd2_check_history_collations(FlowSpec *spec, Oid relid)
  * fields), and a unique index on the keys and __start_at.
  */
 void
-scd2_check_existing_target(FlowSpec *spec, Oid relid)
+acdc_scd2_check_existing_target(FlowSpec *spec, Oid relid)
 {
 	AttrNumber	start = get_attnum(relid, "__start_at");
 	AttrNumber	end = get_attnum(relid, "__end_at");
@@ -112,10 +112,10 @@ scd2_check_existing_target(FlowSpec *spec, Oid relid)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("__start_at and __end_at of \"%s\" must have one type", relname)));
 	if (spec->seq_type == RECORDOID && type_is_rowtype(start_type) &&
-		define_same_oid_lists(spec->seq_row_types, define_composite_field_types(start_type)))
+		acdc_define_same_oid_lists(spec->seq_row_types, acdc_define_composite_field_types(start_type)))
 	{
 		spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
-								  type_qualified_name(start_type));
+								  acdc_type_qualified_name(start_type));
 		spec->seq_type = start_type;
 	}
 	if (spec->seq_type != start_type)
@@ -126,17 +126,17 @@ scd2_check_existing_target(FlowSpec *spec, Oid relid)
 						spec->seq_type == RECORDOID ? "record" : format_type_be(spec->seq_type)),
 				 errdetail("The history columns have the type of the sequence.")));
 	keys_start = lappend(list_copy(spec->keys), "__start_at");
-	if (!define_has_unique_index(relid, keys_start))
+	if (!acdc_define_has_unique_index(relid, keys_start))
 	{
 		StringInfoData cols;
 
 		initStringInfo(&cols);
-		append_column_list(&cols, keys_start, NULL);
+		acdc_append_column_list(&cols, keys_start, NULL);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("SCD type 2 target \"%s\" has no unique index on (%s)", relname, cols.data),
 				 errdetail("A key has one version per __start_at."),
-				 errhint("%s", define_unique_index_hint(relid, keys_start))));
+				 errhint("%s", acdc_define_unique_index_hint(relid, keys_start))));
 	}
 }
 
@@ -146,18 +146,18 @@ scd2_check_existing_target(FlowSpec *spec, Oid relid)
  * one open version per key.
  */
 void
-scd2_add_history_columns(FlowSpec *spec)
+acdc_scd2_add_history_columns(FlowSpec *spec)
 {
-	char	   *qname = rel_qualified_name(spec->target);
-	char	   *seqtype = define_seq_column_type(spec);
+	char	   *qname = acdc_rel_qualified_name(spec->target);
+	char	   *seqtype = acdc_define_seq_column_type(spec);
 	StringInfoData keys;
 
 	UserSwitch	sw;
 
 	initStringInfo(&keys);
-	append_column_list(&keys, spec->keys, NULL);
+	acdc_append_column_list(&keys, spec->keys, NULL);
 	autocdc_become_owner_of(&sw, spec->target);
-	spi_exec(psprintf("ALTER TABLE %s ADD COLUMN __start_at %s NOT NULL, "
+	acdc_spi_exec(psprintf("ALTER TABLE %s ADD COLUMN __start_at %s NOT NULL, "
 					  "ADD COLUMN __end_at %s, ADD PRIMARY KEY (%s, __start_at); "
 					  "CREATE UNIQUE INDEX ON %s (%s) WHERE __end_at IS NULL",
 					  qname, seqtype, seqtype, keys.data, qname, keys.data),
@@ -186,7 +186,7 @@ check_value_count(FlowSpec *spec, int n)
 }
 
 Oid
-scd2_create_event_store(FlowSpec *spec, Oid owner)
+acdc_scd2_create_event_store(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
@@ -195,19 +195,19 @@ scd2_create_event_store(FlowSpec *spec, Oid owner)
 
 	check_value_count(spec, list_length(spec->columns));
 	initStringInfo(&sql);
-	qname = define_aux_table_head(&sql, spec, "__autocdc_events", sname);
+	qname = acdc_define_aux_table_head(&sql, spec, "__autocdc_events", sname);
 	appendStringInfo(&sql, "__autocdc_seq %s NOT NULL, __autocdc_kind pg_catalog.text NOT NULL, ",
-					 define_seq_column_type(spec));
+					 acdc_define_seq_column_type(spec));
 	foreach(lc, spec->columns)
-		appendStringInfo(&sql, "%s, ", define_column_ddl(spec->target, lfirst(lc)));
+		appendStringInfo(&sql, "%s, ", acdc_define_column_ddl(spec->target, lfirst(lc)));
 	/* when an event was stored (retention); a delete's is NULL once it is a floor (retention.c) */
 	appendStringInfoString(&sql, "__autocdc_inherit pg_catalog.text[], "
 						   "__autocdc_stored_at pg_catalog.timestamptz DEFAULT pg_catalog.now(), PRIMARY KEY (");
-	append_column_list(&sql, spec->keys, NULL);
+	acdc_append_column_list(&sql, spec->keys, NULL);
 	appendStringInfo(&sql, ", __autocdc_seq)); "
 					 "CREATE INDEX ON %s (__autocdc_stored_at) WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd'",
 					 qname);
-	return define_create_aux_table(spec, sql.data, sname, "events", owner);
+	return acdc_define_create_aux_table(spec, sql.data, sname, "events", owner);
 }
 
 /*
@@ -215,12 +215,12 @@ scd2_create_event_store(FlowSpec *spec, Oid owner)
  * them, and the events stored so far leave them to the previous version.
  */
 void
-scd2_extend_event_store(FlowSpec *spec, Oid events)
+acdc_scd2_extend_event_store(FlowSpec *spec, Oid events)
 {
 	ListCell   *lc;
-	char	   *qevents = rel_qualified_name(events);
+	char	   *qevents = acdc_rel_qualified_name(events);
 	UserSwitch	sw;
-	int			n = list_length(event_store_value_columns(events, spec->keys));
+	int			n = list_length(acdc_event_store_value_columns(events, spec->keys));
 
 	foreach(lc, spec->columns)
 		if (get_attnum(events, lfirst(lc)) == InvalidAttrNumber)
@@ -232,11 +232,11 @@ scd2_extend_event_store(FlowSpec *spec, Oid events)
 	{
 		if (get_attnum(events, lfirst(lc)) != InvalidAttrNumber)
 			continue;
-		spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s; "
+		acdc_spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s; "
 						  "UPDATE %s SET __autocdc_inherit = "
 						  "pg_catalog.array_append(__autocdc_inherit, %s::pg_catalog.text) "
 						  "WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'u'",
-						  qevents, define_column_ddl(spec->target, lfirst(lc)),
+						  qevents, acdc_define_column_ddl(spec->target, lfirst(lc)),
 						  qevents, quote_literal_cstr(lfirst(lc))),
 				 0, NULL, NULL, NULL, false);
 	}
@@ -249,11 +249,11 @@ scd2_extend_event_store(FlowSpec *spec, Oid events)
  * keys reaches the primary key; it goes away with the target.
  */
 void
-scd2_create_as_of(FlowSpec *spec, Oid owner)
+acdc_scd2_create_as_of(FlowSpec *spec, Oid owner)
 {
-	char	   *qtarget = rel_qualified_name(spec->target);
-	char	   *rowtype = type_qualified_name(get_rel_type_id(spec->target));
-	char	   *seqtype = type_qualified_name(spec->seq_type);
+	char	   *qtarget = acdc_rel_qualified_name(spec->target);
+	char	   *rowtype = acdc_type_qualified_name(get_rel_type_id(spec->target));
+	char	   *seqtype = acdc_type_qualified_name(spec->seq_type);
 	StringInfoData body,
 				at;
 	UserSwitch	sw;
@@ -267,16 +267,16 @@ scd2_create_as_of(FlowSpec *spec, Oid owner)
 	acdc_append_collate(&at, spec->seq_coll);
 	initStringInfo(&body);
 	appendStringInfo(&body, "SELECT * FROM %s WHERE ", qtarget);
-	append_seq_cmp(&body, "__start_at", "<=", at.data, spec->seq_type);
+	acdc_append_seq_cmp(&body, "__start_at", "<=", at.data, spec->seq_type);
 	appendStringInfoString(&body, " AND (__end_at IS NULL OR ");
-	append_seq_cmp(&body, "__end_at", ">", at.data, spec->seq_type);
+	acdc_append_seq_cmp(&body, "__end_at", ">", at.data, spec->seq_type);
 	appendStringInfoChar(&body, ')');
 
 	fn = LookupFuncName(name, 2, argtypes, true);
 	if (OidIsValid(fn))
 		return;					/* an earlier flow made it */
 	autocdc_become(&sw, autocdc_extension_owner(), false);
-	spi_exec(psprintf("CREATE FUNCTION autocdc.as_of(target %s, at %s) RETURNS SETOF %s "
+	acdc_spi_exec(psprintf("CREATE FUNCTION autocdc.as_of(target %s, at %s) RETURNS SETOF %s "
 					  "LANGUAGE sql STABLE AS %s; "
 					  "ALTER FUNCTION autocdc.as_of(%s, %s) OWNER TO %s; "
 					  "COMMENT ON FUNCTION autocdc.as_of(%s, %s) IS %s",
@@ -287,5 +287,5 @@ scd2_create_as_of(FlowSpec *spec, Oid owner)
 			 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	fn = LookupFuncName(name, 2, argtypes, false);
-	define_depend_on_target(ProcedureRelationId, fn, spec->target);
+	acdc_define_depend_on_target(ProcedureRelationId, fn, spec->target);
 }

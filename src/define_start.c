@@ -32,9 +32,9 @@
 
 /* start_from: NULL or 'beginning' (false), 'now' (true); anything else is refused. */
 bool
-define_start_from_arg(FunctionCallInfo fcinfo, int n)
+acdc_define_start_from_arg(FunctionCallInfo fcinfo, int n)
 {
-	char	   *v = define_text_arg(fcinfo, n);
+	char	   *v = acdc_define_text_arg(fcinfo, n);
 
 	if (v == NULL || pg_strcasecmp(v, "beginning") == 0)
 		return false;
@@ -49,7 +49,7 @@ define_start_from_arg(FunctionCallInfo fcinfo, int n)
 
 /* Only a table source has rows that can be marked as read. */
 void
-define_refuse_start_now(FlowSpec *spec)
+acdc_define_refuse_start_now(FlowSpec *spec)
 {
 	if (!spec->start_now)
 		return;
@@ -75,10 +75,10 @@ define_refuse_start_now(FlowSpec *spec)
 static void
 seed_event_store(FlowSpec *spec)
 {
-	Oid			events = catalog_target_state(spec->target);
-	char	   *qevents = rel_qualified_name(events);
-	char	   *qtarget = rel_qualified_name(spec->target);
-	List	   *values = event_store_value_columns(events, spec->keys);
+	Oid			events = acdc_catalog_target_state(spec->target);
+	char	   *qevents = acdc_rel_qualified_name(events);
+	char	   *qtarget = acdc_rel_qualified_name(spec->target);
+	List	   *values = acdc_event_store_value_columns(events, spec->keys);
 	List	   *all = list_concat_copy(spec->keys, values);
 	StringInfoData sql,
 				cols,
@@ -87,16 +87,16 @@ seed_event_store(FlowSpec *spec)
 	UserSwitch	sw;
 
 	initStringInfo(&cols);
-	append_column_list(&cols, all, NULL);
+	acdc_append_column_list(&cols, all, NULL);
 	initStringInfo(&tcols);
-	append_column_list(&tcols, all, "t");
+	acdc_append_column_list(&tcols, all, "t");
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (%s, __autocdc_seq, __autocdc_kind) "
 					 "SELECT %s, t.__start_at, 'u' FROM %s t WHERE NOT EXISTS (SELECT 1 FROM %s) "
 					 "UNION ALL SELECT ",
 					 qevents, cols.data, tcols.data, qtarget, qevents);
 	resetStringInfo(&tcols);
-	append_column_list(&tcols, spec->keys, "t");
+	acdc_append_column_list(&tcols, spec->keys, "t");
 	appendStringInfoString(&sql, tcols.data);
 	foreach(lc, values)
 		appendStringInfoString(&sql, ", NULL");
@@ -108,16 +108,16 @@ seed_event_store(FlowSpec *spec)
 	{
 		const char *k = quote_identifier(lfirst(lc));
 
-		append_nullsafe_eq(&sql, psprintf("n.%s", k), psprintf("t.%s", k),
+		acdc_append_nullsafe_eq(&sql, psprintf("n.%s", k), psprintf("t.%s", k),
 						   get_atttype(spec->target, get_attnum(spec->target, lfirst(lc))));
 		appendStringInfoString(&sql, " AND ");
 	}
-	append_seq_cmp(&sql, "n.__start_at", "=", "t.__end_at", spec->seq_type);
+	acdc_append_seq_cmp(&sql, "n.__start_at", "=", "t.__end_at", spec->seq_type);
 	appendStringInfoChar(&sql, ')');
 
 	/* as the target's owner, whose the store is (define_register.c checks) */
 	autocdc_become_owner_of(&sw, spec->target);
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 }
 
@@ -126,7 +126,7 @@ seed_event_store(FlowSpec *spec)
  * seeding an SCD 2 target's event store from its history.
  */
 void
-define_start_now(FlowSpec *spec)
+acdc_define_start_now(FlowSpec *spec)
 {
 	FlowDef		flow;
 	char	   *snapshot;
@@ -140,20 +140,20 @@ define_start_now(FlowSpec *spec)
 	memset(&flow, 0, sizeof(flow));
 	flow.name = spec->name;
 	flow.source = spec->source;
-	flow.incremental = true;	/* define_refuse_start_now saw a table */
-	stamp_unstamped_rows(&flow, false);
+	flow.incremental = true;	/* acdc_define_refuse_start_now saw a table */
+	acdc_stamp_unstamped_rows(&flow, false);
 
-	spi_exec("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
+	acdc_spi_exec("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
 			 "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text",
 			 0, NULL, NULL, NULL, true);
-	snapshot = spi_value(0, 1);
-	own_xid = spi_value(0, 2);
+	snapshot = acdc_spi_value(0, 1);
+	own_xid = acdc_spi_value(0, 2);
 	/* rows this transaction inserted so far have cmin < cid: taken as read */
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(false);
 
 	flow.once = spec->once;		/* a ONCE flow counts as done */
-	catalog_save_checkpoint(&flow, snapshot, own_xid, (int64) cid, NULL);
+	acdc_catalog_save_checkpoint(&flow, snapshot, own_xid, (int64) cid, NULL);
 	/* rows this transaction inserts from now on are read by the next run */
-	stamp_note_run_reads(spec->source);
+	acdc_stamp_note_run_reads(spec->source);
 }

@@ -48,14 +48,14 @@
 #endif
 
 char *
-type_with_typmod(Oid typid, int32 typmod)
+acdc_type_with_typmod(Oid typid, int32 typmod)
 {
 	return format_type_extended(typid, typmod,
 								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
 }
 
 void
-append_collation(StringInfo buf, Oid collation, Oid typid)
+acdc_append_collation(StringInfo buf, Oid collation, Oid typid)
 {
 	HeapTuple	tup;
 	Form_pg_collation coll;
@@ -73,7 +73,7 @@ append_collation(StringInfo buf, Oid collation, Oid typid)
 }
 
 void
-define_require_owner(Oid relid)
+acdc_define_require_owner(Oid relid)
 {
 	if (!owns_relation(relid))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
@@ -84,7 +84,7 @@ define_require_owner(Oid relid)
  * its name and contents are the session's own: no flow reads or writes one.
  */
 void
-define_refuse_temporary(Oid relid, const char *what)
+acdc_define_refuse_temporary(Oid relid, const char *what)
 {
 	if (isAnyTempNamespace(get_rel_namespace(relid)))
 		ereport(ERROR,
@@ -100,7 +100,7 @@ define_refuse_temporary(Oid relid, const char *what)
  * must therefore be able to read what the flow reads.
  */
 void
-define_require_run_access(FlowSpec *spec)
+acdc_define_require_run_access(FlowSpec *spec)
 {
 	Oid			runner = autocdc_relation_owner(spec->target);
 	AclResult	acl;
@@ -115,7 +115,7 @@ define_require_run_access(FlowSpec *spec)
 							GetUserNameFromId(runner, false), get_rel_name(spec->target),
 							get_rel_name(spec->source)),
 					 errdetail("A flow runs with the rights of its target's owner."),
-					 errhint("GRANT SELECT ON %s TO %s;", rel_qualified_name(spec->source),
+					 errhint("GRANT SELECT ON %s TO %s;", acdc_rel_qualified_name(spec->source),
 							 quote_identifier(GetUserNameFromId(runner, false)))));
 	}
 	if (OidIsValid(spec->source_function))
@@ -144,7 +144,7 @@ define_require_run_access(FlowSpec *spec)
  * rights.
  */
 void
-define_require_trusted_type(Oid typid, Oid runner, const char *what)
+acdc_define_require_trusted_type(Oid typid, Oid runner, const char *what)
 {
 	HeapTuple	tup;
 	Form_pg_type typ;
@@ -170,27 +170,27 @@ define_require_trusted_type(Oid typid, Oid runner, const char *what)
 						   GetUserNameFromId(runner, false)),
 				 errhint("Use a type of the target's owner, or cast the column to a built-in type in a view over the source.")));
 	if (OidIsValid(get_element_type(typid)))
-		define_require_trusted_type(get_element_type(typid), runner, what);
+		acdc_define_require_trusted_type(get_element_type(typid), runner, what);
 	else if (typtype == TYPTYPE_DOMAIN)
-		define_require_trusted_type(getBaseType(typid), runner, what);
+		acdc_define_require_trusted_type(getBaseType(typid), runner, what);
 	else if (typtype == TYPTYPE_RANGE)
-		define_require_trusted_type(get_range_subtype(typid), runner, what);
+		acdc_define_require_trusted_type(get_range_subtype(typid), runner, what);
 	else if (typtype == TYPTYPE_MULTIRANGE)
-		define_require_trusted_type(get_multirange_range(typid), runner, what);
+		acdc_define_require_trusted_type(get_multirange_range(typid), runner, what);
 	else if (typtype == TYPTYPE_COMPOSITE)
 	{
 		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
 
 		for (int i = 0; i < desc->natts; i++)
 			if (!TupleDescAttr(desc, i)->attisdropped)
-				define_require_trusted_type(TupleDescAttr(desc, i)->atttypid, runner, what);
+				acdc_define_require_trusted_type(TupleDescAttr(desc, i)->atttypid, runner, what);
 		ReleaseTupleDesc(desc);
 	}
 }
 
 /* Creates the target from the source's columns, keys as primary key. */
 Oid
-define_create_target(FlowSpec *spec, RangeVar *rv)
+acdc_define_create_target(FlowSpec *spec, RangeVar *rv)
 {
 	Oid			nsp = RangeVarGetCreationNamespace(rv);
 	StringInfoData sql;
@@ -206,19 +206,19 @@ define_create_target(FlowSpec *spec, RangeVar *rv)
 					 quote_qualified_identifier(get_namespace_name(nsp), rv->relname));
 	foreach(lc, all)
 	{
-		SourceColumn *c = define_source_column(spec, lfirst(lc));
+		SourceColumn *c = acdc_define_source_column(spec, lfirst(lc));
 
-		define_require_trusted_type(c->typid, GetUserId(),
+		acdc_define_require_trusted_type(c->typid, GetUserId(),
 									psprintf("column \"%s\"", c->name));
 		appendStringInfo(&sql, "%s %s", quote_identifier(c->name),
-						 type_with_typmod(c->typid, c->typmod));
-		append_collation(&sql, c->collation, c->typid);
+						 acdc_type_with_typmod(c->typid, c->typmod));
+		acdc_append_collation(&sql, c->collation, c->typid);
 		appendStringInfoString(&sql, ", ");
 	}
 	if (spec->scd_type == 1)
 	{
 		appendStringInfoString(&sql, "PRIMARY KEY (");
-		append_column_list(&sql, spec->keys, NULL);
+		acdc_append_column_list(&sql, spec->keys, NULL);
 		appendStringInfoString(&sql, "))");
 	}
 	else if (spec->scd_type == 0)
@@ -239,7 +239,7 @@ define_create_target(FlowSpec *spec, RangeVar *rv)
 							 quote_qualified_identifier(get_namespace_name(nsp), rv->relname),
 							 quote_identifier(lfirst(lc)));
 	}
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	spec->target_created = true;
 	return RangeVarGetRelid(rv, NoLock, false);
 }
@@ -296,25 +296,25 @@ is_unique_on_keys(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 	{
 		char	   *att = get_attname(relid, idx->indkey.values[i], true);
 
-		if (att != NULL && list_has_string(want->columns, att))
+		if (att != NULL && acdc_list_has_string(want->columns, att))
 		{
-			if (!list_has_string(found, att))
+			if (!acdc_list_has_string(found, att))
 				found = lappend(found, att);
 		}
-		else if (att == NULL || !list_has_string(want->partition, att))
+		else if (att == NULL || !acdc_list_has_string(want->partition, att))
 			return false;
 	}
 	return list_length(found) == list_length(want->columns);
 }
 
 bool
-define_has_unique_index(Oid relid, List *columns)
+acdc_define_has_unique_index(Oid relid, List *columns)
 {
 	UniqueColumns want;
 	bool		expr;
 
 	want.columns = columns;
-	want.partition = partition_key_columns(relid, &expr);
+	want.partition = acdc_partition_key_columns(relid, &expr);
 	return any_index(relid, is_unique_on_keys, &want);
 }
 
@@ -323,10 +323,10 @@ define_has_unique_index(Oid relid, List *columns)
  * create, with the partition keys' columns on a partitioned table.
  */
 char *
-define_unique_index_hint(Oid relid, List *columns)
+acdc_define_unique_index_hint(Oid relid, List *columns)
 {
 	bool		expr;
-	List	   *part = partition_key_columns(relid, &expr);
+	List	   *part = acdc_partition_key_columns(relid, &expr);
 	List	   *all = list_copy(columns);
 	StringInfoData cols;
 	ListCell   *lc;
@@ -334,19 +334,19 @@ define_unique_index_hint(Oid relid, List *columns)
 	if (expr)
 		return pstrdup("Partition the target by columns: a unique index cannot include a partition key expression.");
 	foreach(lc, part)
-		if (!list_has_string(all, lfirst(lc)))
+		if (!acdc_list_has_string(all, lfirst(lc)))
 			all = lappend(all, lfirst(lc));
 	initStringInfo(&cols);
-	append_column_list(&cols, all, NULL);
+	acdc_append_column_list(&cols, all, NULL);
 	if (part != NIL)
 		return psprintf("Create one (on a partitioned table it holds the partition key's columns too): "
-						"CREATE UNIQUE INDEX ON %s (%s);", rel_qualified_name(relid), cols.data);
-	return psprintf("Create one: CREATE UNIQUE INDEX ON %s (%s);", rel_qualified_name(relid), cols.data);
+						"CREATE UNIQUE INDEX ON %s (%s);", acdc_rel_qualified_name(relid), cols.data);
+	return psprintf("Create one: CREATE UNIQUE INDEX ON %s (%s);", acdc_rel_qualified_name(relid), cols.data);
 }
 
 /* "name type [COLLATE c]" of a column of `relid`, for DDL. */
 char *
-define_column_ddl(Oid relid, const char *col)
+acdc_define_column_ddl(Oid relid, const char *col)
 {
 	StringInfoData buf;
 	Oid			typid;
@@ -355,20 +355,20 @@ define_column_ddl(Oid relid, const char *col)
 
 	get_atttypetypmodcoll(relid, get_attnum(relid, col), &typid, &typmod, &coll);
 	initStringInfo(&buf);
-	appendStringInfo(&buf, "%s %s", quote_identifier(col), type_with_typmod(typid, typmod));
-	append_collation(&buf, coll, typid);
+	appendStringInfo(&buf, "%s %s", quote_identifier(col), acdc_type_with_typmod(typid, typmod));
+	acdc_append_collation(&buf, coll, typid);
 	return buf.data;
 }
 
 /* The sequence's type for a column autocdc creates, with its collation. */
 char *
-define_seq_column_type(FlowSpec *spec)
+acdc_define_seq_column_type(FlowSpec *spec)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, type_qualified_name(spec->seq_type));
-	append_collation(&buf, spec->seq_coll, spec->seq_type);
+	appendStringInfoString(&buf, acdc_type_qualified_name(spec->seq_type));
+	acdc_append_collation(&buf, spec->seq_coll, spec->seq_type);
 	return buf.data;
 }
 
@@ -378,7 +378,7 @@ define_seq_column_type(FlowSpec *spec)
  * carry their collation.
  */
 void
-define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite)
+acdc_define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite)
 {
 	Oid			have = acdc_state_seq_collation(state, spec->scd_type);
 	Oid			want = spec->seq_coll;
@@ -414,7 +414,7 @@ define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite)
 static void check_scd_target(FlowSpec *spec, Oid relid);
 
 void
-define_check_existing_target(FlowSpec *spec, Oid relid)
+acdc_define_check_existing_target(FlowSpec *spec, Oid relid)
 {
 	if (spec->kind == FLOW_APPEND)
 	{
@@ -428,7 +428,7 @@ define_check_existing_target(FlowSpec *spec, Oid relid)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a flow cannot read from its own target \"%s\"", get_rel_name(relid))));
-		append_evolve_target(spec->source, relid);
+		acdc_append_evolve_target(spec->source, relid);
 		return;
 	}
 	check_scd_target(spec, relid);
@@ -454,7 +454,7 @@ check_scd_target(FlowSpec *spec, Oid relid)
 
 	foreach(lc, all)
 	{
-		SourceColumn *c = define_source_column(spec, lfirst(lc));
+		SourceColumn *c = acdc_define_source_column(spec, lfirst(lc));
 		AttrNumber	attnum = get_attnum(relid, c->name);
 		Oid			ttype;
 
@@ -471,7 +471,7 @@ check_scd_target(FlowSpec *spec, Oid relid)
 							c->name, format_type_be(c->typid), get_rel_name(spec->source),
 							format_type_be(ttype), relname),
 					 errhint("Make the types assignable, or leave the column out of the flow.")));
-		if (list_has_string(spec->keys, c->name))
+		if (acdc_list_has_string(spec->keys, c->name))
 			acdc_refuse_collation(psprintf("key \"%s\" of \"%s\"", c->name,
 										   get_rel_name(spec->columns_rel)),
 								  acdc_value_collation(c->typid, c->collation), c->name, relid,
@@ -480,18 +480,18 @@ check_scd_target(FlowSpec *spec, Oid relid)
 								  false);
 	}
 	if (spec->scd_type == 2)
-		scd2_check_existing_target(spec, relid);
-	else if (!define_has_unique_index(relid, spec->keys))
+		acdc_scd2_check_existing_target(spec, relid);
+	else if (!acdc_define_has_unique_index(relid, spec->keys))
 	{
 		StringInfoData cols;
 
 		initStringInfo(&cols);
-		append_column_list(&cols, spec->keys, NULL);
+		acdc_append_column_list(&cols, spec->keys, NULL);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("target \"%s\" has no unique index on the keys (%s)", relname, cols.data),
 				 errdetail("An SCD type 1 target holds one row per key."),
-				 errhint("%s", define_unique_index_hint(relid, spec->keys))));
+				 errhint("%s", acdc_define_unique_index_hint(relid, spec->keys))));
 	}
 }
 
@@ -524,11 +524,11 @@ leads_with_attnum(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
  * may do this.
  */
 void
-define_prepare_source(FlowSpec *spec)
+acdc_define_prepare_source(FlowSpec *spec)
 {
 	AttrNumber	attnum;
 	StringInfoData sql;
-	char	   *qname = rel_qualified_name(spec->source);
+	char	   *qname = acdc_rel_qualified_name(spec->source);
 	bool		need_column,
 				need_default,
 				need_index,
@@ -574,13 +574,13 @@ define_prepare_source(FlowSpec *spec)
 						 "ALTER TABLE %s ENABLE ALWAYS TRIGGER %s; ",
 						 AUTOCDC_STAMP_TRIGGER, qname, qname, AUTOCDC_STAMP_TRIGGER);
 	autocdc_become_owner_of(&sw, spec->source);
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 }
 
 /* Makes `obj` go away with the target (DROP TABLE target drops it too). */
 void
-define_depend_on_target(Oid classid, Oid objid, Oid target)
+acdc_define_depend_on_target(Oid classid, Oid objid, Oid target)
 {
 	ObjectAddress dependent,
 				referenced;
@@ -595,7 +595,7 @@ define_depend_on_target(Oid classid, Oid objid, Oid target)
  * a counter when it is taken (after a dump and restore, OIDs are reused).
  */
 void
-define_free_name(char *name, const char *prefix, Oid target, bool type)
+acdc_define_free_name(char *name, const char *prefix, Oid target, bool type)
 {
 	Oid			nsp = get_namespace_oid("autocdc", false);
 
@@ -617,7 +617,7 @@ define_free_name(char *name, const char *prefix, Oid target, bool type)
 }
 
 Oid
-define_create_sequence_composite(FlowSpec *spec, Oid owner)
+acdc_define_create_sequence_composite(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		tname[NAMEDATALEN];
@@ -627,22 +627,22 @@ define_create_sequence_composite(FlowSpec *spec, Oid owner)
 	UserSwitch	sw;
 	Oid			typid;
 
-	define_free_name(tname, "__autocdc_seq", spec->target, true);
+	acdc_define_free_name(tname, "__autocdc_seq", spec->target, true);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TYPE autocdc.%s AS (", quote_identifier(tname));
 	forboth(lt, spec->seq_row_types, lm, spec->seq_row_typmods)
 	{
 		appendStringInfo(&sql, "%sf%d %s", i > 1 ? ", " : "", i,
-						 type_with_typmod(lfirst_oid(lt), lfirst_int(lm)));
+						 acdc_type_with_typmod(lfirst_oid(lt), lfirst_int(lm)));
 		/* a field orders in the collation of its expression */
-		append_collation(&sql, list_nth_oid(spec->seq_row_colls, i - 1), lfirst_oid(lt));
+		acdc_append_collation(&sql, list_nth_oid(spec->seq_row_colls, i - 1), lfirst_oid(lt));
 		i++;
 	}
 	appendStringInfo(&sql, "); ALTER TYPE autocdc.%s OWNER TO %s",
 					 quote_identifier(tname),
 					 quote_identifier(GetUserNameFromId(owner, false)));
 	autocdc_become(&sw, autocdc_extension_owner(), false);
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 							CStringGetDatum(tname),
@@ -657,24 +657,24 @@ define_create_sequence_composite(FlowSpec *spec, Oid owner)
  * column the sequence of the event that set its value.
  */
 Oid
-define_create_state_table(FlowSpec *spec, Oid owner)
+acdc_define_create_state_table(FlowSpec *spec, Oid owner)
 {
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
-	char	   *seqtype = define_seq_column_type(spec);
+	char	   *seqtype = acdc_define_seq_column_type(spec);
 	char	   *qname;
 
 	initStringInfo(&sql);
-	qname = define_aux_table_head(&sql, spec, "__autocdc_state", sname);
+	qname = acdc_define_aux_table_head(&sql, spec, "__autocdc_state", sname);
 	appendStringInfo(&sql,
 					 "__autocdc_upsert_seq %s, __autocdc_delete_seq %s, "
 					 "__autocdc_deleted_at pg_catalog.timestamptz, PRIMARY KEY (",
 					 seqtype, seqtype);
-	append_column_list(&sql, spec->keys, NULL);
+	acdc_append_column_list(&sql, spec->keys, NULL);
 	appendStringInfo(&sql, ")) WITH (fillfactor = 90); "
 					 "CREATE INDEX ON %s (__autocdc_deleted_at) WHERE __autocdc_deleted_at IS NOT NULL",
 					 qname);
-	return define_create_aux_table(spec, sql.data, sname, "state", owner);
+	return acdc_define_create_aux_table(spec, sql.data, sname, "state", owner);
 }
 
 /*
@@ -683,18 +683,18 @@ define_create_state_table(FlowSpec *spec, Oid owner)
  * returns it qualified and quoted.
  */
 char *
-define_aux_table_head(StringInfo sql, FlowSpec *spec, const char *prefix,
+acdc_define_aux_table_head(StringInfo sql, FlowSpec *spec, const char *prefix,
 					  char *sname)
 {
 	char	   *qname;
 	ListCell   *lc;
 
-	define_free_name(sname, prefix, spec->target, false);
+	acdc_define_free_name(sname, prefix, spec->target, false);
 	qname = quote_qualified_identifier("autocdc", sname);
 	appendStringInfo(sql, "CREATE TABLE %s (", qname);
 	foreach(lc, spec->keys)
 		appendStringInfo(sql, "%s NOT NULL, ",
-						 define_column_ddl(spec->target, lfirst(lc)));
+						 acdc_define_column_ddl(spec->target, lfirst(lc)));
 	return qname;
 }
 
@@ -704,7 +704,7 @@ define_aux_table_head(StringInfo sql, FlowSpec *spec, const char *prefix,
  * owner, and makes it go with the target.
  */
 Oid
-define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
+acdc_define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
 						const char *what, Oid owner)
 {
 	char	   *qname = quote_qualified_identifier("autocdc", name);
@@ -712,14 +712,14 @@ define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
 	Oid			relid;
 
 	autocdc_become(&sw, autocdc_extension_owner(), false);
-	spi_exec(ddl, 0, NULL, NULL, NULL, false);
-	spi_exec(psprintf("ALTER TABLE %s OWNER TO %s; COMMENT ON TABLE %s IS %s",
+	acdc_spi_exec(ddl, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(psprintf("ALTER TABLE %s OWNER TO %s; COMMENT ON TABLE %s IS %s",
 					  qname, quote_identifier(GetUserNameFromId(owner, false)), qname,
 					  quote_literal_cstr(psprintf("autocdc %s of %s", what,
-												  rel_qualified_name(spec->target)))),
+												  acdc_rel_qualified_name(spec->target)))),
 			 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	relid = get_relname_relid(name, get_namespace_oid("autocdc", false));
-	define_depend_on_target(RelationRelationId, relid, spec->target);
+	acdc_define_depend_on_target(RelationRelationId, relid, spec->target);
 	return relid;
 }

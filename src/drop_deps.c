@@ -89,7 +89,7 @@ autocdc_on_drop_start(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	values[0] = ObjectIdGetDatum(nsp);
-	catalog_exec(LOST_AS_OF_SQL, 1, argtypes, values, NULL);
+	acdc_catalog_exec(LOST_AS_OF_SQL, 1, argtypes, values, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -98,7 +98,7 @@ autocdc_on_drop_start(PG_FUNCTION_ARGS)
 		Oid			target = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 															SPI_tuptable->tupdesc, 2, &isnull));
 
-		define_depend_on_target(ProcedureRelationId, fn, target);
+		acdc_define_depend_on_target(ProcedureRelationId, fn, target);
 	}
 	if (SPI_processed > 0)
 		CommandCounterIncrement();
@@ -112,12 +112,12 @@ autocdc_on_drop_start(PG_FUNCTION_ARGS)
  * target and its state are gone).  Needs SPI connected.
  */
 void
-define_drop_unused_composites(void)
+acdc_define_drop_unused_composites(void)
 {
 	Oid			nsp = get_namespace_oid("autocdc", false);
 	ListCell   *lc;
 
-	foreach(lc, catalog_unused_composites(nsp))
+	foreach(lc, acdc_catalog_unused_composites(nsp))
 	{
 		ObjectAddress addr;
 

@@ -45,7 +45,7 @@ key_text(Events *ev, TupleTableSlot *slot)
 	initStringInfo(&buf);
 	for (int i = 0; i < ev->nkeys; i++)
 		appendStringInfo(&buf, "%s%s", i ? ", " : "",
-						 value_text(slot->tts_values[i], slot->tts_isnull[i],
+						 acdc_value_text(slot->tts_values[i], slot->tts_isnull[i],
 									TupleDescAttr(ev->desc, i)->atttypid));
 	return buf.data;
 }
@@ -53,7 +53,7 @@ key_text(Events *ev, TupleTableSlot *slot)
 static char *
 seq_text(Events *ev, TupleTableSlot *slot)
 {
-	return value_text(slot->tts_values[ev->seq_att], false,
+	return acdc_value_text(slot->tts_values[ev->seq_att], false,
 					  TupleDescAttr(ev->desc, ev->seq_att)->atttypid);
 }
 
@@ -88,7 +88,7 @@ event_att_null(Events *ev, TupleTableSlot *slot, int att)
 }
 
 char
-events_kind(Events *ev, TupleTableSlot *slot)
+acdc_events_kind(Events *ev, TupleTableSlot *slot)
 {
 	return *VARDATA_ANY(DatumGetPointer(slot->tts_values[ev->kind_att]));
 }
@@ -166,8 +166,8 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	/* a NULL sequence is the first of the bad inputs: raised at once */
 	if (event_att_null(ev, slot, ev->seq_att))
-		validate_raise(ev->flow, "null_sequence", key_text(ev, slot), NULL);
-	kind = events_kind(ev, slot);
+		acdc_validate_raise(ev->flow, "null_sequence", key_text(ev, slot), NULL);
+	kind = acdc_events_kind(ev, slot);
 	old = MemoryContextSwitchTo(ev->cxt);
 	if (kind == 't')
 	{
@@ -213,11 +213,11 @@ events_destroy(DestReceiver *self)
 }
 
 bool
-events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
+acdc_events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
 {
-	if (events_kind(ev, a) != events_kind(ev, b))
+	if (acdc_events_kind(ev, a) != acdc_events_kind(ev, b))
 		return false;
-	if (events_kind(ev, a) != 'u')
+	if (acdc_events_kind(ev, a) != 'u')
 		return true;			/* a delete's other columns do not matter */
 	slot_getallattrs(a);
 	slot_getallattrs(b);
@@ -237,22 +237,22 @@ events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
 }
 
 void
-events_report_conflict(Events *ev, const char *problem, TupleTableSlot *slot)
+acdc_events_report_conflict(Events *ev, const char *problem, TupleTableSlot *slot)
 {
-	validate_raise(ev->flow, problem, key_text(ev, slot), seq_text(ev, slot));
+	acdc_validate_raise(ev->flow, problem, key_text(ev, slot), seq_text(ev, slot));
 }
 
 void
-events_report(Events *ev, const char *problem, Datum *keys, Datum seq)
+acdc_events_report(Events *ev, const char *problem, Datum *keys, Datum seq)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	for (int i = 0; i < ev->nkeys; i++)
 		appendStringInfo(&buf, "%s%s", i ? ", " : "",
-						 value_text(keys[i], false, TupleDescAttr(ev->desc, i)->atttypid));
-	validate_raise(ev->flow, problem, buf.data,
-				   value_text(seq, false, TupleDescAttr(ev->desc, ev->seq_att)->atttypid));
+						 acdc_value_text(keys[i], false, TupleDescAttr(ev->desc, i)->atttypid));
+	acdc_validate_raise(ev->flow, problem, buf.data,
+				   acdc_value_text(seq, false, TupleDescAttr(ev->desc, ev->seq_att)->atttypid));
 }
 
 /* Keys of a and b: equal? */
@@ -281,8 +281,8 @@ events_group(Events *ev)
 	bool	   *nulls = palloc0(sizeof(bool) * (1 + ev->nkeys));
 	bool		first = true;
 
-	batch_relation_begin(&keys, EVENTS_KEYS_RELATION,
-						 rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_id", 0));
+	acdc_batch_relation_begin(&keys, EVENTS_KEYS_RELATION,
+						 acdc_rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_id", 0));
 	ev->maxkeysets = 1024;
 	ev->nevents = palloc(sizeof(uint32) * ev->maxkeysets);
 	/* sorted in memory, the tuples stay where they are: no copies */
@@ -296,8 +296,8 @@ events_group(Events *ev)
 		if (!first && same_key(ev, prev, cur))
 		{
 			if (events_seq_cmp(ev, prev->tts_values[ev->seq_att], cur->tts_values[ev->seq_att]) == 0 &&
-				!events_same(ev, prev, cur))
-				events_report_conflict(ev, "conflict", cur);
+				!acdc_events_same(ev, prev, cur))
+				acdc_events_report_conflict(ev, "conflict", cur);
 			ev->nevents[ev->nkeysets - 1]++;
 		}
 		else
@@ -315,7 +315,7 @@ events_group(Events *ev)
 			values[0] = Int32GetDatum((int32) ev->nkeysets);
 			for (int i = 0; i < ev->nkeys; i++)
 				values[1 + i] = cur->tts_values[i];
-			batch_relation_put(&keys, values, nulls);
+			acdc_batch_relation_put(&keys, values, nulls);
 			ev->nkeysets++;
 		}
 		first = false;
@@ -324,7 +324,7 @@ events_group(Events *ev)
 		cur = t;
 	}
 	ExecDropSingleTupleTableSlot(cur == ev->slot ? prev : cur);
-	batch_relation_register(&keys);
+	acdc_batch_relation_register(&keys);
 	tuplesort_rescan(ev->sort);
 }
 
@@ -335,11 +335,11 @@ events_group(Events *ev)
 static void
 events_forget(void *arg)
 {
-	batch_unregister_relations();
+	acdc_batch_unregister_relations();
 }
 
 Events *
-events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_truncate)
+acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_truncate)
 {
 	Events	   *ev;
 	EventsReceiver recv;
@@ -351,7 +351,7 @@ events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_trunca
 				t2,
 				t3;
 
-	batch_unregister_relations();
+	acdc_batch_unregister_relations();
 	cxt = AllocSetContextCreate(CurTransactionContext, "autocdc events",
 								ALLOCSET_DEFAULT_SIZES);
 	ev = MemoryContextAllocZero(cxt, sizeof(Events));
@@ -372,9 +372,9 @@ events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_trunca
 	recv.ev = ev;
 	recv.allow_truncate = allow_truncate;
 	INSTR_TIME_SET_CURRENT(t0);
-	read_execute(events_sql, p, (DestReceiver *) &recv);
+	acdc_read_execute(events_sql, p, (DestReceiver *) &recv);
 	if (recv.null_key)
-		validate_raise(f, "null_key", recv.null_key, recv.null_key_seq);
+		acdc_validate_raise(f, "null_key", recv.null_key, recv.null_key_seq);
 	INSTR_TIME_SET_CURRENT(t1);
 
 	old = MemoryContextSwitchTo(cxt);
@@ -399,7 +399,7 @@ events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_trunca
 }
 
 TupleTableSlot *
-events_next(Events *ev)
+acdc_events_next(Events *ev)
 {
 	if ((++ev->returned & 0xFFFF) == 0)
 		CHECK_FOR_INTERRUPTS();
@@ -410,7 +410,7 @@ events_next(Events *ev)
 }
 
 void
-events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src)
+acdc_events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src)
 {
 	bool		should_free;
 
@@ -423,9 +423,9 @@ events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src)
 }
 
 void
-events_end(Events *ev)
+acdc_events_end(Events *ev)
 {
-	batch_release_relations();
+	acdc_batch_release_relations();
 	tuplesort_end(ev->sort);
 	MemoryContextDelete(ev->cxt);
 }

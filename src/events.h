@@ -22,7 +22,7 @@
 typedef struct Events
 {
 	FlowDef    *flow;
-	MemoryContext cxt;			/* everything here; freed by events_end */
+	MemoryContext cxt;			/* everything here; freed by acdc_events_end */
 	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns */
 	int			nkeys;			/* keys are attributes 0 .. nkeys - 1 */
 	int			seq_att;
@@ -39,7 +39,7 @@ typedef struct Events
 	uint32		nkeysets;		/* distinct keys */
 	uint32	   *nevents;		/* by key number: its events */
 	uint32		maxkeysets;
-	TupleTableSlot *slot;		/* the event events_next returned */
+	TupleTableSlot *slot;		/* the event acdc_events_next returned */
 	int64		returned;
 } Events;
 
@@ -50,17 +50,17 @@ typedef struct Events
  * registers EVENTS_KEYS_RELATION for SPI.  Truncates ('t') are kept as
  * truncate_seq only, and refused unless allow_truncate.
  */
-extern Events *events_read(FlowDef *flow, ReadParams *params,
+extern Events *acdc_events_read(FlowDef *flow, ReadParams *params,
 						   const char *events_sql, bool allow_truncate);
 
 /*
  * The next event in key then sequence order, or NULL after the last; its
  * keys, sequence and kind are deformed (slot_getallattrs for the rest).
- * The slot's tuple is valid until the next call: events_keep keeps it.
+ * The slot's tuple is valid until the next call: acdc_events_keep keeps it.
  */
-extern TupleTableSlot *events_next(Events *ev);
-/* dst := src's event, until events_end (without a copy when sorted in memory) */
-extern void events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src);
+extern TupleTableSlot *acdc_events_next(Events *ev);
+/* dst := src's event, until acdc_events_end (without a copy when sorted in memory) */
+extern void acdc_events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src);
 
 /* Sequence order: <0, 0, >0. */
 static inline int
@@ -70,10 +70,10 @@ events_seq_cmp(Events *ev, Datum a, Datum b)
 }
 
 /* The event's kind: 'u' or 'd'. */
-extern char events_kind(Events *ev, TupleTableSlot *slot);
+extern char acdc_events_kind(Events *ev, TupleTableSlot *slot);
 
 /* Whether two events of one key and sequence are one event (kind and, for upserts, values). */
-extern bool events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b);
+extern bool acdc_events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b);
 
 /*
  * The bad-input error for an event of the flow: problem is "conflict"
@@ -81,14 +81,14 @@ extern bool events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b);
  * earlier run applied) or "conflict_target" (against the row an earlier
  * run's upsert made); slot holds the event.
  */
-extern void events_report_conflict(Events *ev, const char *problem,
+extern void acdc_events_report_conflict(Events *ev, const char *problem,
 								   TupleTableSlot *slot) pg_attribute_noreturn();
 
 /* The same for an event given as its keys and sequence. */
-extern void events_report(Events *ev, const char *problem, Datum *keys,
+extern void acdc_events_report(Events *ev, const char *problem, Datum *keys,
 						  Datum seq) pg_attribute_noreturn();
 
 /* Frees the batch and unregisters its relations. */
-extern void events_end(Events *ev);
+extern void acdc_events_end(Events *ev);
 
 #endif							/* AUTOCDC_EVENTS_H */

@@ -114,7 +114,7 @@ add_object(PinContext *cxt, Oid classid, Oid objid)
 		OidIsValid(owner = object_owner(classid, objid)))
 		appendStringInfo(&s, " owned by %s",
 						 quote_identifier(GetUserNameFromId(owner, false)));
-	if (!list_has_string(cxt->objects, s.data))
+	if (!acdc_list_has_string(cxt->objects, s.data))
 		cxt->objects = lappend(cxt->objects, s.data);
 }
 
@@ -294,7 +294,7 @@ static Node *
 analyze_stored(Oid source, const char *expr, const char *what)
 {
 	char	   *sql = psprintf("SELECT (%s) FROM %s AS %s", expr,
-							   rel_qualified_name(source), SRC_ALIAS);
+							   acdc_rel_qualified_name(source), SRC_ALIAS);
 	ErrorContextCallback errcb;
 	PinErrorArg arg = {what, sql};
 	List	   *raw;
@@ -383,7 +383,7 @@ first_missing(List *a, List *b)
 	ListCell   *lc;
 
 	foreach(lc, a)
-		if (!list_has_string(b, lfirst(lc)))
+		if (!acdc_list_has_string(b, lfirst(lc)))
 			return lfirst(lc);
 	return NULL;
 }
@@ -478,7 +478,7 @@ record_expression_objects(FlowDef *f, List *objects)
 {
 	if (f->source_function && part_entries(objects, "source_function") == NIL)
 		return;					/* gone: snapshot.c refuses the run */
-	catalog_flow_set_expression_objects(f->name, objects);
+	acdc_catalog_flow_set_expression_objects(f->name, objects);
 	f->expression_objects = objects;
 	f->expression_objects_unset = false;
 }

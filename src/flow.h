@@ -68,28 +68,28 @@ typedef struct FlowCounts
 	int64		skipped;
 } FlowCounts;
 
-extern void catalog_check_version(void);
-extern FlowKind catalog_flow_kind(const char *name);
-extern const char *catalog_flow_kind_name(FlowKind kind);
-extern List *catalog_load_flows(const char *pipeline, List *flow_names);
-extern void catalog_lock_checkpoint(FlowDef *flow);
-extern void catalog_load_target_state(FlowDef *flow);
-extern void catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
+extern void acdc_catalog_check_version(void);
+extern FlowKind acdc_catalog_flow_kind(const char *name);
+extern const char *acdc_catalog_flow_kind_name(FlowKind kind);
+extern List *acdc_catalog_load_flows(const char *pipeline, List *flow_names);
+extern void acdc_catalog_lock_checkpoint(FlowDef *flow);
+extern void acdc_catalog_load_target_state(FlowDef *flow);
+extern void acdc_catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 									const char *own_xid, int64 own_cid,
 									const char *version);
-extern void catalog_note_cluster(void);
-extern void catalog_reset_target(Oid target);
-extern void catalog_set_truncate_seq(Oid target, const char *seq);
-extern void catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
+extern void acdc_catalog_note_cluster(void);
+extern void acdc_catalog_reset_target(Oid target);
+extern void acdc_catalog_set_truncate_seq(Oid target, const char *seq);
+extern void acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 							  FlowCounts *counts, const char *status,
 							  const char *error, double seconds);
-extern void catalog_prune_event_log(void);
-extern Oid	catalog_pipeline_owner(const char *pipeline, int64 *id);
+extern void acdc_catalog_prune_event_log(void);
+extern Oid	acdc_catalog_pipeline_owner(const char *pipeline, int64 *id);
 
 /* Acting for a flow: as its target's owner, under its pinned settings (run.c). */
-extern void flow_become(UserSwitch *sw, FlowDef *f);
+extern void acdc_flow_become(UserSwitch *sw, FlowDef *f);
 
 /* run.c: refuses a target whose auxiliary objects are not f->run_as's */
-extern void flow_require_aux_owned(FlowDef *f);
+extern void acdc_flow_require_aux_owned(FlowDef *f);
 
 #endif							/* AUTOCDC_FLOW_H */

@@ -32,7 +32,7 @@ PG_FUNCTION_INFO_V1(autocdc_create_auto_cdc_flow);
 static List *resolve_list(FlowSpec *spec, List *names, const char *what);
 
 List *
-define_resolve_names(FlowSpec *spec, List *names, const char *what)
+acdc_define_resolve_names(FlowSpec *spec, List *names, const char *what)
 {
 	return names == NIL ? NIL : resolve_list(spec, names, what);
 }
@@ -42,7 +42,7 @@ define_resolve_names(FlowSpec *spec, List *names, const char *what)
  * history columns are not among them.
  */
 void
-define_drop_history_columns(FlowSpec *spec)
+acdc_define_drop_history_columns(FlowSpec *spec)
 {
 	List	   *kept = NIL;
 	ListCell   *lc;
@@ -75,19 +75,19 @@ is_reserved_column(const char *name)
 
 /* Text argument or NULL. */
 char *
-define_text_arg(FunctionCallInfo fcinfo, int n)
+acdc_define_text_arg(FunctionCallInfo fcinfo, int n)
 {
 	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
 }
 
 List *
-define_list_arg(FunctionCallInfo fcinfo, int n)
+acdc_define_list_arg(FunctionCallInfo fcinfo, int n)
 {
-	return PG_ARGISNULL(n) ? NULL : text_array_to_list(PG_GETARG_DATUM(n));
+	return PG_ARGISNULL(n) ? NULL : acdc_text_array_to_list(PG_GETARG_DATUM(n));
 }
 
 void
-define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
+acdc_define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
 {
 	if (PG_ARGISNULL(n))
 		ereport(ERROR,
@@ -100,10 +100,10 @@ define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
  * flow joins only when the caller owns it (see ensure_pipeline).
  */
 void
-define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
+acdc_define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
 {
 	spec->pipeline_named = !PG_ARGISNULL(n);
-	spec->pipeline = spec->pipeline_named ? define_text_arg(fcinfo, n) : pstrdup("default");
+	spec->pipeline = spec->pipeline_named ? acdc_define_text_arg(fcinfo, n) : pstrdup("default");
 }
 
 /* stored_as_scd_type: 1 when NULL, else 1 or 2. */
@@ -112,7 +112,7 @@ define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
  * leaves it to the target (or to autocdc.tombstone_retention).
  */
 void
-define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
+acdc_define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
 {
 	spec->retention_given = !PG_ARGISNULL(n);
 	if (spec->retention_given)
@@ -120,7 +120,7 @@ define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n)
 }
 
 int
-define_scd_type_arg(FunctionCallInfo fcinfo, int n)
+acdc_define_scd_type_arg(FunctionCallInfo fcinfo, int n)
 {
 	int			scd_type = PG_ARGISNULL(n) ? 1 : PG_GETARG_INT32(n);
 
@@ -132,7 +132,7 @@ define_scd_type_arg(FunctionCallInfo fcinfo, int n)
 }
 
 void
-define_refuse_both(List *a, List *b, const char *aname, const char *bname)
+acdc_define_refuse_both(List *a, List *b, const char *aname, const char *bname)
 {
 	if (a != NIL && b != NIL)
 		ereport(ERROR,
@@ -164,7 +164,7 @@ static const char *const arg_names[] = {
 
 /* The arguments as given, as a jsonb text kept in autocdc.flow.options. */
 char *
-define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *names)
+acdc_define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *names)
 {
 	StringInfoData buf;
 
@@ -188,7 +188,7 @@ define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *names
 		}
 		if (typid == REGCLASSOID)
 		{
-			val = rel_qualified_name(PG_GETARG_OID(i));
+			val = acdc_rel_qualified_name(PG_GETARG_OID(i));
 			escape_json(&buf, val);
 			continue;
 		}
@@ -198,7 +198,7 @@ define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *names
 			bool		first = true;
 
 			appendStringInfoChar(&buf, '[');
-			foreach(lc, text_array_to_list(PG_GETARG_DATUM(i)))
+			foreach(lc, acdc_text_array_to_list(PG_GETARG_DATUM(i)))
 			{
 				if (!first)
 					appendStringInfoString(&buf, ", ");
@@ -233,34 +233,34 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	int			scd_type;
 
 	/* an older catalog's function has other arguments: refuse before reading them */
-	catalog_check_version();
-	define_require_arg(fcinfo, ARG_TARGET, "target");
-	define_require_arg(fcinfo, ARG_SOURCE, "source");
-	define_require_arg(fcinfo, ARG_KEYS, "keys");
-	define_require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
+	acdc_catalog_check_version();
+	acdc_define_require_arg(fcinfo, ARG_TARGET, "target");
+	acdc_define_require_arg(fcinfo, ARG_SOURCE, "source");
+	acdc_define_require_arg(fcinfo, ARG_KEYS, "keys");
+	acdc_define_require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
 
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = FLOW_AUTO_CDC;
-	spec.target_name = define_text_arg(fcinfo, ARG_TARGET);
+	spec.target_name = acdc_define_text_arg(fcinfo, ARG_TARGET);
 	spec.source = PG_GETARG_OID(ARG_SOURCE);
-	spec.keys = define_list_arg(fcinfo, ARG_KEYS);
-	spec.sequence_by = define_text_arg(fcinfo, ARG_SEQUENCE_BY);
-	spec.name = PG_ARGISNULL(ARG_NAME) ? spec.target_name : define_text_arg(fcinfo, ARG_NAME);
-	spec.deletes = define_text_arg(fcinfo, ARG_DELETES);
-	spec.truncates = define_text_arg(fcinfo, ARG_TRUNCATES);
+	spec.keys = acdc_define_list_arg(fcinfo, ARG_KEYS);
+	spec.sequence_by = acdc_define_text_arg(fcinfo, ARG_SEQUENCE_BY);
+	spec.name = PG_ARGISNULL(ARG_NAME) ? spec.target_name : acdc_define_text_arg(fcinfo, ARG_NAME);
+	spec.deletes = acdc_define_text_arg(fcinfo, ARG_DELETES);
+	spec.truncates = acdc_define_text_arg(fcinfo, ARG_TRUNCATES);
 	spec.once = !PG_ARGISNULL(ARG_ONCE) && PG_GETARG_BOOL(ARG_ONCE);
-	define_pipeline_arg(&spec, fcinfo, ARG_PIPELINE);
-	define_retention_arg(&spec, fcinfo, ARG_RETENTION);
-	spec.start_now = define_start_from_arg(fcinfo, ARG_START_FROM);
+	acdc_define_pipeline_arg(&spec, fcinfo, ARG_PIPELINE);
+	acdc_define_retention_arg(&spec, fcinfo, ARG_RETENTION);
+	spec.start_now = acdc_define_start_from_arg(fcinfo, ARG_START_FROM);
 
-	column_list = define_list_arg(fcinfo, ARG_COLUMN_LIST);
-	except_list = define_list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
-	track_list = define_list_arg(fcinfo, ARG_TRACK_LIST);
-	track_except = define_list_arg(fcinfo, ARG_TRACK_EXCEPT);
-	ignore_list = define_list_arg(fcinfo, ARG_IGNORE_NULL_LIST);
-	ignore_except = define_list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
+	column_list = acdc_define_list_arg(fcinfo, ARG_COLUMN_LIST);
+	except_list = acdc_define_list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
+	track_list = acdc_define_list_arg(fcinfo, ARG_TRACK_LIST);
+	track_except = acdc_define_list_arg(fcinfo, ARG_TRACK_EXCEPT);
+	ignore_list = acdc_define_list_arg(fcinfo, ARG_IGNORE_NULL_LIST);
+	ignore_except = acdc_define_list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
 
-	scd_type = define_scd_type_arg(fcinfo, ARG_SCD_TYPE);
+	scd_type = acdc_define_scd_type_arg(fcinfo, ARG_SCD_TYPE);
 	spec.scd_type = scd_type;
 
 	if (scd_type == 2 && spec.truncates != NULL)
@@ -269,7 +269,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 				 errmsg("apply_as_truncates applies only to SCD type 1 flows"),
 				 errdetail("A truncate would end every key's history at once; SCD type 2 keeps history instead."),
 				 errhint("Remove apply_as_truncates, or delete the keys with apply_as_deletes.")));
-	define_refuse_both(track_list, track_except, "track_history_column_list",
+	acdc_define_refuse_both(track_list, track_except, "track_history_column_list",
 				"track_history_except_column_list");
 	if (scd_type == 1 && (track_list != NIL || track_except != NIL))
 		ereport(ERROR,
@@ -287,24 +287,24 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keys must name at least one column")));
-	define_refuse_both(column_list, except_list, "column_list", "except_column_list");
-	define_refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
+	acdc_define_refuse_both(column_list, except_list, "column_list", "except_column_list");
+	acdc_define_refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
 				"ignore_null_updates_except_column_list");
 
-	spec.options_json = define_options_json(fcinfo, ARG_START_FROM + 1, arg_names);
+	spec.options_json = acdc_define_options_json(fcinfo, ARG_START_FROM + 1, arg_names);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	define_resolve_columns(&spec, column_list, except_list,
+	acdc_define_resolve_columns(&spec, column_list, except_list,
 						   !PG_ARGISNULL(ARG_IGNORE_NULL) && PG_GETARG_BOOL(ARG_IGNORE_NULL),
 						   ignore_list, ignore_except);
 	if (scd_type == 2)
-		scd2_resolve_tracking(&spec,
+		acdc_scd2_resolve_tracking(&spec,
 							  track_list ? resolve_list(&spec, track_list, "track_history_column_list") : NIL,
 							  track_except ? resolve_list(&spec, track_except, "track_history_except_column_list") : NIL);
-	define_analyze_expressions(&spec);
-	define_create_flow(&spec);
+	acdc_define_analyze_expressions(&spec);
+	acdc_define_create_flow(&spec);
 
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -345,13 +345,13 @@ resolve_column(FlowSpec *spec, const char *name, const char *what)
 			(errcode(nfound > 1 ? ERRCODE_AMBIGUOUS_COLUMN : ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("column \"%s\" named in %s %s in source \"%s\"",
 					name, what, nfound > 1 ? "is ambiguous" : "does not exist",
-					rel_qualified_name(spec->columns_rel)),
+					acdc_rel_qualified_name(spec->columns_rel)),
 			 nfound > 1 ? errhint("Write the column's name with its exact case.") : 0));
 	return NULL;				/* keep compiler quiet */
 }
 
 SourceColumn *
-define_source_column(FlowSpec *spec, const char *name)
+acdc_define_source_column(FlowSpec *spec, const char *name)
 {
 	ListCell   *lc;
 
@@ -376,7 +376,7 @@ resolve_list(FlowSpec *spec, List *names, const char *what)
 	{
 		char	   *col = resolve_column(spec, lfirst(lc), what);
 
-		if (list_has_string(result, col))
+		if (acdc_list_has_string(result, col))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_COLUMN),
 					 errmsg("column \"%s\" appears twice in %s", col, what)));
@@ -391,7 +391,7 @@ resolve_list(FlowSpec *spec, List *names, const char *what)
  * can be read incrementally.
  */
 void
-define_load_columns(FlowSpec *spec, Oid relid, bool check_select)
+acdc_define_load_columns(FlowSpec *spec, Oid relid, bool check_select)
 {
 	Relation	rel;
 	TupleDesc	desc;
@@ -415,7 +415,7 @@ define_load_columns(FlowSpec *spec, Oid relid, bool check_select)
 					 errmsg("\"%s\" cannot be a flow source", RelationGetRelationName(rel)),
 					 errdetail("A source must be a table, view, materialized view or foreign table.")));
 	}
-	define_refuse_temporary(relid, check_select ? "source" : "target");
+	acdc_define_refuse_temporary(relid, check_select ? "source" : "target");
 	if (check_select)
 	{
 		acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
@@ -448,7 +448,7 @@ define_load_columns(FlowSpec *spec, Oid relid, bool check_select)
  * columns the flow writes and its partial-update (ignore-null) columns.
  */
 void
-define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
+acdc_define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 					   bool ignore_all, List *ignore_list, List *ignore_except)
 {
 	List	   *keys,
@@ -457,7 +457,7 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 	ListCell   *lc;
 
 	if (spec->source_columns == NIL)
-		define_load_columns(spec, spec->source, true);
+		acdc_define_load_columns(spec, spec->source, true);
 
 	keys = resolve_list(spec, spec->keys, "keys");
 	if (column_list != NIL)
@@ -467,7 +467,7 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 
 	foreach(lc, keys)
 	{
-		if (list_has_string(except, lfirst(lc)))
+		if (acdc_list_has_string(except, lfirst(lc)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("key column \"%s\" cannot be excluded by except_column_list",
@@ -484,10 +484,10 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 	{
 		SourceColumn *c = lfirst(lc);
 
-		if (list_has_string(keys, c->name))
+		if (acdc_list_has_string(keys, c->name))
 			continue;
-		if (column_list != NIL ? !list_has_string(chosen, c->name)
-			: list_has_string(except, c->name))
+		if (column_list != NIL ? !acdc_list_has_string(chosen, c->name)
+			: acdc_list_has_string(except, c->name))
 			continue;
 		if (is_reserved_column(c->name))
 			ereport(ERROR,
@@ -508,12 +508,12 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 	{
 		char	   *col = lfirst(lc);
 
-		if (list_has_string(keys, col))
+		if (acdc_list_has_string(keys, col))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("key column \"%s\" cannot take part in ignore-null updates", col),
 					 errdetail("A key is never NULL in an upsert.")));
-		if (!list_has_string(spec->columns, col))
+		if (!acdc_list_has_string(spec->columns, col))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("column \"%s\" of the ignore-null list is not written by the flow", col),
@@ -523,8 +523,8 @@ define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list,
 	{
 		char	   *col = lfirst(lc);
 
-		if (ignore_list != NIL ? list_has_string(ignore_list, col)
-			: ignore_except != NIL ? !list_has_string(ignore_except, col)
+		if (ignore_list != NIL ? acdc_list_has_string(ignore_list, col)
+			: ignore_except != NIL ? !acdc_list_has_string(ignore_except, col)
 			: ignore_all)
 			spec->ignore_null = lappend(spec->ignore_null, col);
 	}
@@ -544,7 +544,7 @@ autocdc_drop_flow(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	owner = catalog_lock_flow(name);
+	owner = acdc_catalog_lock_flow(name);
 	/* another role's flow is as if it did not exist (autocdc.flows hides it) */
 	if (!OidIsValid(owner) || !has_privs_of_role(GetUserId(), owner))
 		ereport(ERROR,
@@ -552,8 +552,8 @@ autocdc_drop_flow(PG_FUNCTION_ARGS)
 				 errmsg("flow \"%s\" does not exist", name),
 				 errhint("The view autocdc.flows lists your flows.")));
 
-	catalog_delete_flow(name);
-	define_drop_orphan_targets();
+	acdc_catalog_delete_flow(name);
+	acdc_define_drop_orphan_targets();
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -86,7 +86,7 @@ manual_runs_shmem_startup(void)
 
 /* Called from _PG_init while shared_preload_libraries is processed. */
 void
-manual_runs_init(void)
+acdc_manual_runs_init(void)
 {
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = manual_runs_shmem_request;
@@ -127,7 +127,7 @@ manual_run_on_exit(int code, Datum arg)
 }
 
 void
-manual_run_begin(int64 run_id, List *pipeline_ids)
+acdc_manual_run_begin(int64 run_id, List *pipeline_ids)
 {
 	ManualRunSlot *slot = my_slot();
 	ListCell   *lc;
@@ -156,7 +156,7 @@ manual_run_begin(int64 run_id, List *pipeline_ids)
 
 /* The run was cancelled: its transaction is about to roll back. */
 void
-manual_run_interrupted(const char *reason)
+acdc_manual_run_interrupted(const char *reason)
 {
 	ManualRunSlot *slot = my_slot();
 
@@ -166,7 +166,7 @@ manual_run_interrupted(const char *reason)
 
 /* The run ended (well or not): nothing to record unless it was cancelled. */
 void
-manual_run_end(void)
+acdc_manual_run_end(void)
 {
 	ManualRunSlot *slot = my_slot();
 
@@ -184,7 +184,7 @@ manual_run_end(void)
  * logged once, not at every pass.  Runs inside the scheduler's transaction.
  */
 void
-manual_runs_record(void)
+acdc_manual_runs_record(void)
 {
 	List	   *found = NIL;
 	ListCell   *lc;
@@ -212,7 +212,7 @@ manual_runs_record(void)
 		ManualRunSlot *run = lfirst(lc);
 
 		for (int p = 0; p < run->npipelines; p++)
-			(void) record_interrupted_manual_run(run->pipelines[p], run->run_id, run->pid,
+			(void) acdc_record_interrupted_manual_run(run->pipelines[p], run->run_id, run->pid,
 												 run->run_by, run->started, run->reason);
 	}
 }

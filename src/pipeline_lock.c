@@ -36,7 +36,7 @@ pipeline_locktag(LOCKTAG *tag, int64 id)
 
 /* Takes the pipeline's run lock until the end of the transaction, if free. */
 bool
-pipeline_lock_try(int64 id)
+acdc_pipeline_lock_try(int64 id)
 {
 	LOCKTAG		tag;
 
@@ -46,7 +46,7 @@ pipeline_lock_try(int64 id)
 
 /* Whether no run holds the pipeline now (the lock is not kept). */
 bool
-pipeline_lock_free(int64 id)
+acdc_pipeline_lock_free(int64 id)
 {
 	LOCKTAG		tag;
 

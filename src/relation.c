@@ -52,7 +52,7 @@ batch_register(const char *name, TupleDesc desc, Tuplestorestate *store,
 }
 
 void
-batch_relation_begin(BatchRelation *r, const char *name, TupleDesc desc)
+acdc_batch_relation_begin(BatchRelation *r, const char *name, TupleDesc desc)
 {
 	r->name = name;
 	r->desc = desc;
@@ -61,21 +61,21 @@ batch_relation_begin(BatchRelation *r, const char *name, TupleDesc desc)
 }
 
 void
-batch_relation_put(BatchRelation *r, Datum *values, bool *nulls)
+acdc_batch_relation_put(BatchRelation *r, Datum *values, bool *nulls)
 {
 	tuplestore_putvalues(r->store, r->desc, values, nulls);
 	r->n++;
 }
 
 bool
-batch_relation_register(BatchRelation *r)
+acdc_batch_relation_register(BatchRelation *r)
 {
 	batch_register(r->name, r->desc, r->store, r->n);
 	return r->n > 0;
 }
 
 void
-batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id)
+acdc_batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id)
 {
 	bool		isnull;
 
@@ -89,16 +89,16 @@ batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id)
  * the row's own partition (run-time partition pruning).
  */
 bool
-batch_rows_by_keys(FlowDef *flow, const char *also)
+acdc_batch_rows_by_keys(FlowDef *flow, const char *also)
 {
 	bool		expr;
-	List	   *cols = partition_key_columns(flow->target, &expr);
+	List	   *cols = acdc_partition_key_columns(flow->target, &expr);
 	ListCell   *lc;
 
 	if (cols == NIL || expr)
 		return false;
 	foreach(lc, cols)
-		if (!list_has_string(flow->keys, lfirst(lc)) &&
+		if (!acdc_list_has_string(flow->keys, lfirst(lc)) &&
 			(also == NULL || strcmp(also, lfirst(lc)) != 0))
 			return false;
 	return true;
@@ -112,13 +112,13 @@ batch_rows_by_keys(FlowDef *flow, const char *also)
  * triggers may then move rows a later statement of the run names by tid.
  */
 bool
-batch_target_has_triggers(FlowDef *flow)
+acdc_batch_target_has_triggers(FlowDef *flow)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
 	bool		found;
 
-	spi_exec("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g "
+	acdc_spi_exec("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g "
 			 "WHERE (g.tgrelid OPERATOR(pg_catalog.=) $1 OR g.tgrelid OPERATOR(pg_catalog.=) ANY ("
 			 "  SELECT p.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p)) "
 			 "AND g.tgfoid OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.\"RI_FKey_check_ins\"', "
@@ -126,7 +126,7 @@ batch_target_has_triggers(FlowDef *flow)
 			 "'pg_catalog.\"RI_FKey_noaction_upd\"', 'pg_catalog.\"RI_FKey_restrict_del\"', "
 			 "'pg_catalog.\"RI_FKey_restrict_upd\"', 'autocdc._stamp_xid']::pg_catalog.regproc[]::pg_catalog.oid[]))",
 			 1, argtypes, values, NULL, false);
-	found = spi_bool(0, 1);
+	found = acdc_spi_bool(0, 1);
 	SPI_freetuptable(SPI_tuptable);
 	return found;
 }
@@ -136,23 +136,23 @@ batch_target_has_triggers(FlowDef *flow)
  * statements in WITH are refused on such a table).
  */
 bool
-batch_target_has_rules(FlowDef *flow)
+acdc_batch_target_has_rules(FlowDef *flow)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
 	bool		found;
 
-	spi_exec("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r "
+	acdc_spi_exec("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r "
 			 "WHERE r.ev_class OPERATOR(pg_catalog.=) $1 OR r.ev_class OPERATOR(pg_catalog.=) ANY ("
 			 "  SELECT p.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p))",
 			 1, argtypes, values, NULL, false);
-	found = spi_bool(0, 1);
+	found = acdc_spi_bool(0, 1);
 	SPI_freetuptable(SPI_tuptable);
 	return found;
 }
 
 void
-batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls)
+acdc_batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls)
 {
 	values[0] = PointerGetDatum(&id->tid);
 	values[1] = ObjectIdGetDatum(id->rel);
@@ -165,7 +165,7 @@ batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls)
  * and only the row of the right one is kept.
  */
 char *
-batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u)
+acdc_batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u)
 {
 	StringInfoData sql;
 
@@ -175,13 +175,13 @@ batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u)
 	if (keys)
 	{
 		appendStringInfoString(&sql, " AND ");
-		append_keys_match(&sql, flow, t, u);
+		acdc_append_keys_match(&sql, flow, t, u);
 	}
 	return sql.data;
 }
 
 void
-batch_unregister_relations(void)
+acdc_batch_unregister_relations(void)
 {
 	while (n_batch_enrs > 0)
 		(void) SPI_unregister_relation(batch_enrs[--n_batch_enrs].md.name);
@@ -192,7 +192,7 @@ batch_unregister_relations(void)
  * files belong to the subtransaction: they must be closed before it ends.
  */
 void
-batch_release_relations(void)
+acdc_batch_release_relations(void)
 {
 	while (n_batch_enrs > 0)
 	{
@@ -204,18 +204,18 @@ batch_release_relations(void)
 }
 
 TupleDesc
-rel_keyed_desc(TupleDesc evdesc, int nkeys, const char *idname, int extra)
+acdc_rel_keyed_desc(TupleDesc evdesc, int nkeys, const char *idname, int extra)
 {
 	TupleDesc	desc = CreateTemplateTupleDesc(1 + nkeys + extra);
 
 	TupleDescInitEntry(desc, 1, idname, INT4OID, -1, 0);
 	for (int i = 0; i < nkeys; i++)
-		rel_copy_entry(desc, 2 + i, evdesc, i, NULL);
+		acdc_rel_copy_entry(desc, 2 + i, evdesc, i, NULL);
 	return desc;
 }
 
 TupleDesc
-rel_tid_desc(TupleDesc evdesc, int nkeys, int extra, bool keys)
+acdc_rel_tid_desc(TupleDesc evdesc, int nkeys, int extra, bool keys)
 {
 	int			first = BATCH_ROW_ID_ATTS + extra + 1;
 	TupleDesc	desc = CreateTemplateTupleDesc(first - 1 + (keys ? nkeys : 0));
@@ -223,12 +223,12 @@ rel_tid_desc(TupleDesc evdesc, int nkeys, int extra, bool keys)
 	TupleDescInitEntry(desc, 1, "__autocdc_tid", TIDOID, -1, 0);
 	TupleDescInitEntry(desc, 2, "__autocdc_rel", OIDOID, -1, 0);
 	for (int i = 0; keys && i < nkeys; i++)
-		rel_copy_entry(desc, first + i, evdesc, i, NULL);
+		acdc_rel_copy_entry(desc, first + i, evdesc, i, NULL);
 	return desc;
 }
 
 void
-rel_copy_entry(TupleDesc desc, int attno, TupleDesc evdesc, int src, const char *name)
+acdc_rel_copy_entry(TupleDesc desc, int attno, TupleDesc evdesc, int src, const char *name)
 {
 	Form_pg_attribute att = TupleDescAttr(evdesc, src);
 

@@ -18,7 +18,7 @@
 
 /*
  * A relation for SQL built row by row: begun on a descriptor, filled, then
- * registered for SPI under its name until batch_unregister_relations.
+ * registered for SPI under its name until acdc_batch_unregister_relations.
  */
 typedef struct BatchRelation
 {
@@ -28,16 +28,16 @@ typedef struct BatchRelation
 	uint64		n;
 } BatchRelation;
 
-extern void batch_relation_begin(BatchRelation *r, const char *name, TupleDesc desc);
-extern void batch_relation_put(BatchRelation *r, Datum *values, bool *nulls);
-extern bool batch_relation_register(BatchRelation *r);	/* false when empty */
+extern void acdc_batch_relation_begin(BatchRelation *r, const char *name, TupleDesc desc);
+extern void acdc_batch_relation_put(BatchRelation *r, Datum *values, bool *nulls);
+extern bool acdc_batch_relation_register(BatchRelation *r);	/* false when empty */
 /*
  * Unregisters them all; also called while a subtransaction aborts (where
  * SPI may be gone: no error, and the stores are freed with their memory).
  */
-extern void batch_unregister_relations(void);
+extern void acdc_batch_unregister_relations(void);
 /* Unregisters them all and ends their stores: after the last statement on them. */
-extern void batch_release_relations(void);
+extern void acdc_batch_release_relations(void);
 
 /*
  * A stored row: its tid in the table that holds it.  A tid alone repeats
@@ -54,31 +54,31 @@ typedef struct BatchRowId
 #define BATCH_ROW_ID_ATTS 2
 
 /* The row id read from columns attno (ctid) and attno + 1 (tableoid). */
-extern void batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id);
+extern void acdc_batch_get_row_id(HeapTuple tup, TupleDesc desc, int attno, BatchRowId *id);
 /* values[0..1] := the row id */
-extern void batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls);
+extern void acdc_batch_put_row_id(const BatchRowId *id, Datum *values, bool *nulls);
 
 /*
  * Whether stored rows of the flow's target go to SQL with their keys (and
  * the column "also", when not NULL) too: on a partitioned target whose
  * partition keys are of those columns only.
  */
-extern bool batch_rows_by_keys(FlowDef *flow, const char *also);
+extern bool acdc_batch_rows_by_keys(FlowDef *flow, const char *also);
 /* Whether a trigger on the target may change its rows (they then move off their tids). */
-extern bool batch_target_has_triggers(FlowDef *flow);
+extern bool acdc_batch_target_has_triggers(FlowDef *flow);
 /* Whether the target has a rule (no data-modifying CTEs on it then). */
-extern bool batch_target_has_rules(FlowDef *flow);
+extern bool acdc_batch_target_has_rules(FlowDef *flow);
 /* "t.ctid = u.__autocdc_tid AND t.tableoid = u.__autocdc_rel[ AND <keys equal>]" */
-extern char *batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u);
+extern char *acdc_batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u);
 
 /*
  * Descriptors over an event row's shape (its keys are attributes 0 ..
  * nkeys - 1 of evdesc): (idname int4, the keys, "extra" more), and
  * (__autocdc_tid, __autocdc_rel, "extra" more, then the keys when "keys").
  */
-extern TupleDesc rel_keyed_desc(TupleDesc evdesc, int nkeys, const char *idname, int extra);
-extern TupleDesc rel_tid_desc(TupleDesc evdesc, int nkeys, int extra, bool keys);
+extern TupleDesc acdc_rel_keyed_desc(TupleDesc evdesc, int nkeys, const char *idname, int extra);
+extern TupleDesc acdc_rel_tid_desc(TupleDesc evdesc, int nkeys, int extra, bool keys);
 /* Attribute attno (1-based) of desc as "name" of attribute src of evdesc. */
-extern void rel_copy_entry(TupleDesc desc, int attno, TupleDesc evdesc, int src, const char *name);
+extern void acdc_rel_copy_entry(TupleDesc desc, int attno, TupleDesc evdesc, int src, const char *name);
 
 #endif							/* AUTOCDC_RELATION_H */

@@ -41,10 +41,10 @@ static void
 append_floor_after(StringInfo sql, FlowDef *f, const char *qevents, const char *e)
 {
 	appendStringInfo(sql, "EXISTS (SELECT 1 FROM %s s WHERE ", qevents);
-	append_keys_match(sql, f, "s", e);
+	acdc_append_keys_match(sql, f, "s", e);
 	appendStringInfoString(sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' "
 						   "AND s.__autocdc_stored_at IS NULL AND ");
-	append_flow_seq_cmp(sql, f, "s.__autocdc_seq", ">", psprintf("%s.__autocdc_seq", e));
+	acdc_append_flow_seq_cmp(sql, f, "s.__autocdc_seq", ">", psprintf("%s.__autocdc_seq", e));
 	appendStringInfoChar(sql, ')');
 }
 
@@ -54,29 +54,29 @@ append_floor_after(StringInfo sql, FlowDef *f, const char *qevents, const char *
  * lookup (an index probe per event, most finding nothing).
  */
 void
-scd2_skip_below_floors(FlowDef *f, ReadParams *p, StringInfo events,
+acdc_scd2_skip_below_floors(FlowDef *f, ReadParams *p, StringInfo events,
 					   FlowCounts *skipped)
 {
-	char	   *qevents = rel_qualified_name(f->state);
+	char	   *qevents = acdc_rel_qualified_name(f->state);
 	StringInfoData sql;
 	Oid			types[READ_NPARAMS];
 	Datum		values[READ_NPARAMS];
 	char		nulls[READ_NPARAMS];
 	char	   *inner = pstrdup(events->data);
 
-	spi_exec(psprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd' "
+	acdc_spi_exec(psprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE __autocdc_kind OPERATOR(pg_catalog.=) 'd' "
 					  "AND __autocdc_stored_at IS NULL)", qevents),
 			 0, NULL, NULL, NULL, false);
-	if (!spi_bool(0, 1))
+	if (!acdc_spi_bool(0, 1))
 		return;
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT pg_catalog.count(*) FROM (%s) e WHERE ", inner);
 	append_floor_after(&sql, f, qevents, "e");
-	read_params_arrays(p, types, values, nulls);
-	spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
-	skipped->read += spi_int64(0, 1);
-	skipped->skipped += spi_int64(0, 1);
+	acdc_read_params_arrays(p, types, values, nulls);
+	acdc_spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
+	skipped->read += acdc_spi_int64(0, 1);
+	skipped->skipped += acdc_spi_int64(0, 1);
 
 	resetStringInfo(events);
 	appendStringInfo(events, "SELECT e.* FROM (%s) e WHERE NOT ", inner);
@@ -93,8 +93,8 @@ static int64
 drop_below_deletes(FlowDef *f, const char *which, int nargs, Oid *types,
 				   Datum *values, int64 *floors)
 {
-	char	   *qevents = rel_qualified_name(f->state);
-	char	   *keys = validate_prefixed_keys(f, "d");
+	char	   *qevents = acdc_rel_qualified_name(f->state);
+	char	   *keys = acdc_validate_prefixed_keys(f, "d");
 	StringInfoData sql;
 	int64		dropped;
 
@@ -104,20 +104,20 @@ drop_below_deletes(FlowDef *f, const char *which, int nargs, Oid *types,
 					 "ORDER BY %s, d.__autocdc_seq DESC), "
 					 "gone AS (DELETE FROM %s s USING b WHERE ",
 					 keys, keys, qevents, which, keys, qevents);
-	append_keys_match(&sql, f, "s", "b");
+	acdc_append_keys_match(&sql, f, "s", "b");
 	appendStringInfoString(&sql, " AND ");
-	append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "b.__autocdc_seq");
+	acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "b.__autocdc_seq");
 	appendStringInfo(&sql, " RETURNING 1), marked AS (UPDATE %s s SET __autocdc_stored_at = NULL "
 					 "FROM b WHERE ", qevents);
-	append_keys_match(&sql, f, "s", "b");
+	acdc_append_keys_match(&sql, f, "s", "b");
 	appendStringInfoString(&sql, " AND ");
-	append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "=", "b.__autocdc_seq");
+	acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "=", "b.__autocdc_seq");
 	appendStringInfoString(&sql, " AND s.__autocdc_stored_at IS NOT NULL RETURNING 1) "
 						   "SELECT (SELECT pg_catalog.count(*) FROM gone), "
 						   "(SELECT pg_catalog.count(*) FROM marked)");
-	spi_exec(sql.data, nargs, types, values, NULL, false);
-	dropped = spi_int64(0, 1);
-	*floors = spi_int64(0, 2);
+	acdc_spi_exec(sql.data, nargs, types, values, NULL, false);
+	dropped = acdc_spi_int64(0, 1);
+	*floors = acdc_spi_int64(0, 2);
 	return dropped;
 }
 
@@ -126,7 +126,7 @@ drop_below_deletes(FlowDef *f, const char *which, int nargs, Oid *types,
  * target's retention are forgotten, the delete kept as the key's floor.
  */
 void
-scd2_purge_tombstones(FlowDef *f)
+acdc_scd2_purge_tombstones(FlowDef *f)
 {
 	Oid			types[1] = {FLOAT8OID};
 	Datum		values[1] = {Float8GetDatum(f->tombstone_retention_s)};
@@ -145,7 +145,7 @@ load_compact_target(Oid target)
 {
 	FlowDef    *f = palloc0(sizeof(FlowDef));
 
-	if (!catalog_compact_target(target, f))
+	if (!acdc_catalog_compact_target(target, f))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("\"%s\" is not the target of an AUTO CDC flow", get_rel_name(target)),
@@ -196,25 +196,25 @@ autocdc_compact(PG_FUNCTION_ARGS)
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(target));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_check_version();
+	acdc_catalog_check_version();
 	f = load_compact_target(target);
 	/* what the former owner attached to the state must not run as this one */
 	f->run_as = owner;
-	flow_require_aux_owned(f);
+	acdc_flow_require_aux_owned(f);
 
 	/* read as the owner, who trusts the type (a domain's checks run) */
 	autocdc_become(&sw, owner, true);
 	getTypeInputInfo(f->seq_type, &infunc, &ioparam);
 	types[0] = f->seq_type;
 	values[0] = OidInputFunctionCall(infunc, before, ioparam, -1);
-	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
-					  rel_qualified_name(target)), 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
+					  acdc_rel_qualified_name(target)), 0, NULL, NULL, NULL, false);
 	if (f->scd_type == 2)
 	{
 		StringInfoData which;
 
 		initStringInfo(&which);
-		append_flow_seq_cmp(&which, f, "d.__autocdc_seq", "<", bval);
+		acdc_append_flow_seq_cmp(&which, f, "d.__autocdc_seq", "<", bval);
 		rows = drop_below_deletes(f, which.data, 1, types, values, &keys);
 	}
 	else
@@ -224,9 +224,9 @@ autocdc_compact(PG_FUNCTION_ARGS)
 		initStringInfo(&sql);
 		/* dead keys (deleted or truncated away) whose every event is older */
 		appendStringInfo(&sql, "DELETE FROM %s s WHERE s.__autocdc_deleted_at IS NOT NULL AND ",
-						 rel_qualified_name(f->state));
-		append_flow_seq_cmp(&sql, f, "GREATEST(s.__autocdc_upsert_seq, s.__autocdc_delete_seq)", "<", bval);
-		spi_exec(sql.data, 1, types, values, NULL, false);
+						 acdc_rel_qualified_name(f->state));
+		acdc_append_flow_seq_cmp(&sql, f, "GREATEST(s.__autocdc_upsert_seq, s.__autocdc_delete_seq)", "<", bval);
+		acdc_spi_exec(sql.data, 1, types, values, NULL, false);
 		keys = rows = (int64) SPI_processed;
 	}
 	autocdc_unbecome(&sw);

@@ -10,8 +10,8 @@
 #include "flow.h"
 #include "source_read.h"
 
-extern void scd2_skip_below_floors(FlowDef *f, ReadParams *p, StringInfo events,
+extern void acdc_scd2_skip_below_floors(FlowDef *f, ReadParams *p, StringInfo events,
 								   FlowCounts *skipped);
-extern void scd2_purge_tombstones(FlowDef *f);
+extern void acdc_scd2_purge_tombstones(FlowDef *f);
 
 #endif							/* AUTOCDC_RETENTION_H */

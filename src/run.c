@@ -56,7 +56,7 @@ typedef struct FlowResult
 static void
 lock_pipeline(const char *pipeline, int64 id)
 {
-	if (!pipeline_lock_try(id))
+	if (!acdc_pipeline_lock_try(id))
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("pipeline \"%s\" is already running", pipeline),
@@ -71,7 +71,7 @@ lock_pipeline(const char *pipeline, int64 id)
 static bool
 pipeline_is_callers(const char *pipeline, int64 *id)
 {
-	Oid			owner = catalog_pipeline_owner(pipeline, id);
+	Oid			owner = acdc_catalog_pipeline_owner(pipeline, id);
 
 	return OidIsValid(owner) && has_privs_of_role(GetUserId(), owner);
 }
@@ -118,8 +118,8 @@ order_flows(List *flows)
 static char *
 query_text(const char *sql)
 {
-	spi_exec(sql, 0, NULL, NULL, NULL, false);
-	return spi_value(0, 1);
+	acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
+	return acdc_spi_value(0, 1);
 }
 
 /*
@@ -152,7 +152,7 @@ static void run_flow_inner(FlowResult *r, bool refresh);
  * expressions alike.
  */
 void
-flow_become(UserSwitch *sw, FlowDef *f)
+acdc_flow_become(UserSwitch *sw, FlowDef *f)
 {
 	autocdc_become(sw, f->run_as, true);
 	autocdc_apply_settings(f->settings);
@@ -169,12 +169,12 @@ flow_become(UserSwitch *sw, FlowDef *f)
 static void
 check_target_not_emptied(FlowDef *f)
 {
-	spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND EXISTS (SELECT 1 FROM %s WHERE %s)",
-					  rel_qualified_name(f->target), rel_qualified_name(f->state),
+	acdc_spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND EXISTS (SELECT 1 FROM %s WHERE %s)",
+					  acdc_rel_qualified_name(f->target), acdc_rel_qualified_name(f->state),
 					  f->scd_type == 2 ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
 					  : "__autocdc_deleted_at IS NULL"),
 			 0, NULL, NULL, NULL, true);
-	if (spi_bool(0, 1))
+	if (acdc_spi_bool(0, 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("target \"%s\" of flow \"%s\" was emptied outside autocdc",
@@ -208,7 +208,7 @@ require_aux_owned_by(FlowDef *f, Oid aux)
 
 /* The state and a ROW() composite of schema autocdc, both f->run_as's. */
 void
-flow_require_aux_owned(FlowDef *f)
+acdc_flow_require_aux_owned(FlowDef *f)
 {
 	Oid			typrel = get_typ_typrelid(f->seq_type);
 
@@ -235,7 +235,7 @@ resolve_run_role(FlowDef *f)
 				 errmsg("the role that created flow \"%s\" no longer exists", f->name),
 				 errhint("Drop the flow and create it again: SELECT autocdc.drop_flow(%s);",
 						 quote_literal_cstr(f->name))));
-	flow_require_aux_owned(f);
+	acdc_flow_require_aux_owned(f);
 	if (!has_privs_of_role(f->owner, f->run_as))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -268,13 +268,13 @@ refresh_source_statistics(FlowDef *f)
 #endif
 		)
 		return;
-	spi_exec("SELECT (pg_catalog.pg_relation_size($1) OPERATOR(pg_catalog./) "
+	acdc_spi_exec("SELECT (pg_catalog.pg_relation_size($1) OPERATOR(pg_catalog./) "
 			 "        pg_catalog.current_setting('block_size')::pg_catalog.int8) OPERATOR(pg_catalog.>) "
 			 "       ((c.relpages OPERATOR(pg_catalog.*) 1.1) OPERATOR(pg_catalog.+) 128) "
 			 "  FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1",
 			 1, argtypes, values, NULL, false);
-	if (SPI_processed == 1 && spi_bool(0, 1))
-		spi_exec(psprintf("ANALYZE %s", rel_qualified_name(f->source)),
+	if (SPI_processed == 1 && acdc_spi_bool(0, 1))
+		acdc_spi_exec(psprintf("ANALYZE %s", acdc_rel_qualified_name(f->source)),
 				 0, NULL, NULL, NULL, false);
 }
 
@@ -317,11 +317,11 @@ run_flow_inner(FlowResult *r, bool refresh)
 	char	   *version = NULL;
 	CommandId	cid;
 
-	catalog_lock_checkpoint(f);
+	acdc_catalog_lock_checkpoint(f);
 	if (f->once && f->once_done && !refresh)
 	{
 		if (f->incremental)
-			stamp_check_trigger(f, false);	/* as a restore left it */
+			acdc_stamp_check_trigger(f, false);	/* as a restore left it */
 		r->status = "skipped";
 		return;
 	}
@@ -352,23 +352,23 @@ run_flow_inner(FlowResult *r, bool refresh)
 				 errmsg("the auxiliary state of target \"%s\" was dropped", get_rel_name(f->target)),
 				 errdetail("It is where autocdc remembers what the flows into the target applied."),
 				 errhint("Drop the target's flows with autocdc.drop_flow and create them again; their first run rebuilds the target.")));
-	flow_become(&sw, f);
-	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
-					  rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
+	acdc_flow_become(&sw, f);
+	acdc_spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
+					  acdc_rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
 	if (!refresh && f->kind != FLOW_APPEND)
 		check_target_not_emptied(f);
 	autocdc_unbecome(&sw);
-	catalog_load_target_state(f);
+	acdc_catalog_load_target_state(f);
 	p.truncate_seq = truncate_before = f->truncate_seq;
 	if (f->incremental)
 	{
-		read_require_xid_column(f);
-		stamp_check_trigger(f, true);
-		stamp_unstamped_rows(f, p.whole);
-		stamp_note_run_reads(f->source);
+		acdc_read_require_xid_column(f);
+		acdc_stamp_check_trigger(f, true);
+		acdc_stamp_unstamped_rows(f, p.whole);
+		acdc_stamp_note_run_reads(f->source);
 	}
 
-	flow_become(&sw, f);
+	acdc_flow_become(&sw, f);
 	refresh_source_statistics(f);
 	p.snapshot = query_text("SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text");
 	p.own_xid = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
@@ -385,25 +385,25 @@ run_flow_inner(FlowResult *r, bool refresh)
 	switch (f->kind)
 	{
 		case FLOW_APPEND:
-			append_apply(f, &p, &r->counts);
+			acdc_append_apply(f, &p, &r->counts);
 			break;
 		case FLOW_SNAPSHOT:
-			version = snapshot_apply(f, refresh, &r->counts);
+			version = acdc_snapshot_apply(f, refresh, &r->counts);
 			new_t = f->truncate_seq;
 			break;
 		case FLOW_AUTO_CDC:
 			if (f->scd_type == 2)
-				scd2_apply(f, &p, &r->counts);
+				acdc_scd2_apply(f, &p, &r->counts);
 			else
-				new_t = scd1_apply(f, &p, &r->counts);
+				new_t = acdc_scd1_apply(f, &p, &r->counts);
 			break;
 	}
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	autocdc_unbecome(&sw);
 
 	if (new_t && (truncate_before == NULL || strcmp(new_t, truncate_before) != 0))
-		catalog_set_truncate_seq(f->target, new_t);
-	catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid, version);
+		acdc_catalog_set_truncate_seq(f->target, new_t);
+	acdc_catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid, version);
 	r->status = "success";
 }
 
@@ -414,15 +414,15 @@ reset_target(FlowDef *f)
 	UserSwitch	sw;
 
 	resolve_run_role(f);
-	flow_become(&sw, f);
-	spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s",
-					  rel_qualified_name(f->target), rel_qualified_name(f->target)),
+	acdc_flow_become(&sw, f);
+	acdc_spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE; DELETE FROM %s",
+					  acdc_rel_qualified_name(f->target), acdc_rel_qualified_name(f->target)),
 			 0, NULL, NULL, NULL, false);
 	if (OidIsValid(f->state))	/* append targets have none */
-		spi_exec(psprintf("DELETE FROM %s", rel_qualified_name(f->state)),
+		acdc_spi_exec(psprintf("DELETE FROM %s", acdc_rel_qualified_name(f->state)),
 				 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
-	catalog_reset_target(f->target);
+	acdc_catalog_reset_target(f->target);
 }
 
 /*
@@ -561,7 +561,7 @@ runnable_flows(List *flows, List **pipelines)
 	{
 		FlowDef    *f = lfirst(lc);
 
-		if (!list_has_string(allowed, f->pipeline) && !list_has_string(denied, f->pipeline))
+		if (!acdc_list_has_string(allowed, f->pipeline) && !acdc_list_has_string(denied, f->pipeline))
 		{
 			int64		id;
 
@@ -573,7 +573,7 @@ runnable_flows(List *flows, List **pipelines)
 			else
 				denied = lappend(denied, f->pipeline);
 		}
-		if (list_has_string(allowed, f->pipeline))
+		if (acdc_list_has_string(allowed, f->pipeline))
 			result = lappend(result, f);
 	}
 	*pipelines = allowed;
@@ -610,7 +610,7 @@ record_manual_run(int64 run_id, List *pipelines, List *results, TimestampTz star
 			if (strcmp(r->status, "failed") == 0)
 				appendStringInfo(&failed, "%s%s", failed.len > 0 ? ", " : "", r->flow->name);
 		}
-		run_history_manual(run_id, pipeline, started,
+		acdc_run_history_manual(run_id, pipeline, started,
 						   failed.len > 0 ? "failed" : "success",
 						   failed.len > 0 ? psprintf("flows failed: %s (see autocdc.event_log)", failed.data) : NULL,
 						   read);
@@ -623,7 +623,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *pipeline = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		refresh = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
-	List	   *names = PG_ARGISNULL(2) ? NIL : text_array_to_list(PG_GETARG_DATUM(2));
+	List	   *names = PG_ARGISNULL(2) ? NIL : acdc_text_array_to_list(PG_GETARG_DATUM(2));
 	List	   *flows,
 			   *results = NIL,
 			   *pipelines;
@@ -641,7 +641,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" does not exist", pipeline),
 				 errhint("A pipeline is created by its first flow; autocdc.pipelines lists yours.")));
-	flows = runnable_flows(catalog_load_flows(pipeline, names), &pipelines);
+	flows = runnable_flows(acdc_catalog_load_flows(pipeline, names), &pipelines);
 	foreach(lc, names)
 	{
 		ListCell   *lc2;
@@ -661,7 +661,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 	/* a scheduled run's id is its run_history row's, made by its worker */
 	run_id = autocdc_scheduled_run_id;
 	if (run_id == 0)
-		run_id = catalog_next_run_id();
+		run_id = acdc_catalog_next_run_id();
 
 	foreach(lc, flows)
 	{
@@ -678,7 +678,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 		MemoryContext cxt = CurrentMemoryContext;
 
 		/* a cancel rolls the bookkeeping back: shared memory keeps it (manual_runs.c) */
-		manual_run_begin(run_id, catalog_pipeline_ids(pipelines));
+		acdc_manual_run_begin(run_id, acdc_catalog_pipeline_ids(pipelines));
 		PG_TRY();
 		{
 			run_flows(results, refresh, run_id, pipelines, started, rsinfo);
@@ -691,14 +691,14 @@ autocdc_run(PG_FUNCTION_ARGS)
 				ErrorData  *e = CopyErrorData();
 
 				MemoryContextSwitchTo(ecxt);
-				manual_run_interrupted(e->message);
+				acdc_manual_run_interrupted(e->message);
 			}
 			else
-				manual_run_end();
+				acdc_manual_run_end();
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
-		manual_run_end();
+		acdc_manual_run_end();
 	}
 
 	SPI_finish();
@@ -740,11 +740,11 @@ run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
 		Interval   *dur = palloc0(sizeof(Interval));
 
 		dur->time = r->finished - r->started;
-		catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
+		acdc_catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
 						  r->error, (double) dur->time / USECS_PER_SEC);
 		values[0] = CStringGetTextDatum(r->flow->name);
 		values[1] = ObjectIdGetDatum(r->flow->target);
-		values[2] = CStringGetTextDatum(catalog_flow_kind_name(r->flow->kind));
+		values[2] = CStringGetTextDatum(acdc_catalog_flow_kind_name(r->flow->kind));
 		values[3] = Int64GetDatum(r->counts.read);
 		values[4] = Int64GetDatum(r->counts.upserted);
 		values[5] = Int64GetDatum(r->counts.deleted);
@@ -755,5 +755,5 @@ run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
 	}
 	if (autocdc_scheduled_run_id == 0)
 		record_manual_run(run_id, pipelines, results, started);
-	catalog_prune_event_log();
+	acdc_catalog_prune_event_log();
 }

@@ -9,6 +9,6 @@
 #include "flow.h"
 #include "source_read.h"
 
-extern char *scd1_apply(FlowDef *flow, ReadParams *params, FlowCounts *counts);
+extern char *acdc_scd1_apply(FlowDef *flow, ReadParams *params, FlowCounts *counts);
 
 #endif							/* AUTOCDC_SCD1_H */

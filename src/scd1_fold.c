@@ -129,7 +129,7 @@ equals_target(Scd1Fold *F, int j, Datum ev, bool evnull, Datum t, bool tnull)
 		return evnull && tnull;
 	if (OidIsValid(F->eq[j].fn_oid))
 		return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], t, ev));
-	return strcmp(value_text(t, false, F->types[j]), value_text(ev, false, F->types[j])) == 0;
+	return strcmp(acdc_value_text(t, false, F->types[j]), acdc_value_text(ev, false, F->types[j])) == 0;
 }
 
 /*
@@ -146,9 +146,9 @@ check_applied(Scd1Fold *F, TupleTableSlot *e, char kind, TupleTableSlot *st)
 	bool	   *tnull = &st->tts_isnull[F->att_row + BATCH_ROW_ID_ATTS];
 
 	if (kind == 'u' && !st->tts_isnull[ST_DEL] && seq_cmp(F, seq, st->tts_values[ST_DEL]) == 0)
-		events_report_conflict(F->ev, "conflict_applied", e);
+		acdc_events_report_conflict(F->ev, "conflict_applied", e);
 	if (kind == 'd' && !st->tts_isnull[ST_UPS] && seq_cmp(F, seq, st->tts_values[ST_UPS]) == 0)
-		events_report_conflict(F->ev, "conflict_applied", e);
+		acdc_events_report_conflict(F->ev, "conflict_applied", e);
 	if (kind != 'u' || st->tts_isnull[ST_UPS] || seq_cmp(F, seq, st->tts_values[ST_UPS]) != 0 ||
 		st->tts_isnull[F->att_row])
 		return;
@@ -160,7 +160,7 @@ check_applied(Scd1Fold *F, TupleTableSlot *e, char kind, TupleTableSlot *st)
 		if (a < 0 || (F->setter[j] == SET_NOT_NULL && e->tts_isnull[a]))
 			continue;
 		if (!equals_target(F, j, e->tts_values[a], e->tts_isnull[a], t[j], tnull[j]))
-			events_report_conflict(F->ev, "conflict_target", e);
+			acdc_events_report_conflict(F->ev, "conflict_target", e);
 	}
 }
 
@@ -186,21 +186,21 @@ read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum 
 	memset(F->has_lps, 0, sizeof(bool) * F->nwritten);
 	for (uint32 n = 0; n < ev->nevents[id]; n++)
 	{
-		TupleTableSlot *e = events_next(ev);
+		TupleTableSlot *e = acdc_events_next(ev);
 		Datum		seq;
 		char		kind;
 
 		if (e == NULL)
 			elog(ERROR, "autocdc: flow \"%s\" ran out of events", F->f->name);
 		seq = e->tts_values[ev->seq_att];
-		kind = events_kind(ev, e);
+		kind = acdc_events_kind(ev, e);
 		if (has_state)
 			check_applied(F, e, kind, st);
 		if (is_skipped(F, seq, st))
 			F->counts->skipped++;
 		if (kind == 'u')
 		{
-			events_keep(ev, F->winner, e);
+			acdc_events_keep(ev, F->winner, e);
 			if (F->has_not_null)
 				slot_getallattrs(e);
 			for (int j = F->nplain; j < F->nwritten; j++)
@@ -217,7 +217,7 @@ read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum 
 		}
 		else
 		{
-			events_keep(ev, F->latest, e);
+			acdc_events_keep(ev, F->latest, e);
 			*bd = datumCopy(seq, F->seqbyval, F->seqlen);
 			*has_bd = true;
 		}
@@ -357,11 +357,11 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 	if (has_row)
 		get_row_id(st, F->att_row, &row);
 	if (has_row && !live)
-		scd1_write_delete(&F->w, &row, keys);
+		acdc_scd1_write_delete(&F->w, &row, keys);
 	else if (has_row && live && row_changed(F, t, tnull))
-		scd1_write_update(&F->w, &row, keys, F->wvals, F->wnulls);
+		acdc_scd1_write_update(&F->w, &row, keys, F->wvals, F->wnulls);
 	else if (!has_row && live && u_wins)
-		scd1_write_insert(&F->w, id, keys, F->wvals, F->wnulls);
+		acdc_scd1_write_insert(&F->w, id, keys, F->wvals, F->wnulls);
 
 	/* the state, where it changed; a key stays dead since the same delete */
 	same_del = same_seq(F, has_del, n_del, !SN[ST_DEL], S[ST_DEL]);
@@ -376,7 +376,7 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 		F->snulls[2] = live;
 		if (has_state)
 			get_row_id(st, ST_ROW, &row);
-		scd1_write_state(&F->w, has_state ? &row : NULL, id, keys, F->svals, F->snulls);
+		acdc_scd1_write_state(&F->w, has_state ? &row : NULL, id, keys, F->svals, F->snulls);
 	}
 }
 
@@ -425,10 +425,10 @@ state_statement(Scd1Fold *F)
 	foreach(lc, F->w.written)
 		appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
 	appendStringInfo(&sql, " FROM %s k LEFT JOIN %s st ON ", EVENTS_KEYS_RELATION,
-					 rel_qualified_name(f->state));
-	append_keys_match(&sql, f, "k", "st");
-	appendStringInfo(&sql, " LEFT JOIN %s t ON ", rel_qualified_name(f->target));
-	append_keys_match(&sql, f, "k", "t");
+					 acdc_rel_qualified_name(f->state));
+	acdc_append_keys_match(&sql, f, "k", "st");
+	appendStringInfo(&sql, " LEFT JOIN %s t ON ", acdc_rel_qualified_name(f->target));
+	acdc_append_keys_match(&sql, f, "k", "t");
 	appendStringInfoString(&sql, " ORDER BY k.__autocdc_id");
 	return sql.data;
 }
@@ -451,13 +451,13 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 	F->ev = ev;
 	F->counts = counts;
 	foreach(lc, f->columns)
-		if (!list_has_string(f->state_partial, lfirst(lc)))
+		if (!acdc_list_has_string(f->state_partial, lfirst(lc)))
 			plain = lappend(plain, lfirst(lc));
 	F->nplain = list_length(plain);
 	F->ntracked = list_length(f->state_partial);
 	written = list_concat(plain, f->state_partial);
 	nw = F->nwritten = list_length(written);
-	scd1_writes_begin(&F->w, f, ev, written, F->ntracked);
+	acdc_scd1_writes_begin(&F->w, f, ev, written, F->ntracked);
 	F->att_row = ST_TRACKED + F->ntracked;
 
 	F->evatt = palloc(sizeof(int) * Max(nw, 1));
@@ -468,14 +468,14 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 	foreach(lc, written)
 	{
 		int			j = foreach_current_index(lc);
-		int			k = list_index_of_string(f->columns, lfirst(lc));
+		int			k = acdc_list_index_of_string(f->columns, lfirst(lc));
 		AttrNumber	att = get_attnum(f->target, lfirst(lc));
 		TypeCacheEntry *tc;
 		int32		typmod;
 
 		F->evatt[j] = k < 0 ? -1 : ev->first_col + k;
 		F->setter[j] = k < 0 ? SET_NEVER :
-			list_has_string(f->ignore_null, lfirst(lc)) ? SET_NOT_NULL : SET_ALWAYS;
+			acdc_list_has_string(f->ignore_null, lfirst(lc)) ? SET_NOT_NULL : SET_ALWAYS;
 		if (F->setter[j] == SET_NOT_NULL)
 			F->has_not_null = true;
 		get_atttypetypmodcoll(f->target, att, &F->types[j], &typmod, &F->coll[j]);
@@ -515,7 +515,7 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
  * target's truncate mark after the run (NULL if there is none).
  */
 char *
-scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
 	StringInfoData events;
 	Events	   *ev;
@@ -530,8 +530,8 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 
 	/* reading the events checks that the flow's columns still exist */
 	initStringInfo(&events);
-	read_append_events(&events, f, p);
-	ev = events_read(f, p, events.data, true);
+	acdc_read_append_events(&events, f, p);
+	ev = acdc_events_read(f, p, events.data, true);
 	fold_setup(&F, f, ev, counts, p);
 	counts->read = ev->nread;
 	counts->skipped = 0;
@@ -545,21 +545,21 @@ scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	if (rc < 0)
 		elog(ERROR, "autocdc: SPI failed (%s) reading the state of flow \"%s\"",
 			 SPI_result_code_string(rc), f->name);
-	if (F.next_key != ev->nkeysets || events_next(ev) != NULL)
+	if (F.next_key != ev->nkeysets || acdc_events_next(ev) != NULL)
 		elog(ERROR, "autocdc: flow \"%s\" folded %u of %u keys", f->name, F.next_key, ev->nkeysets);
 	INSTR_TIME_SET_CURRENT(t1);
-	scd1_writes_finish(&F.w, counts);
+	acdc_scd1_writes_finish(&F.w, counts);
 	INSTR_TIME_SET_CURRENT(t2);
 	INSTR_TIME_SUBTRACT(t2, t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	elog(DEBUG1, "autocdc: flow \"%s\": folded with state and target in %.1f ms, written in %.1f ms",
 		 f->name, INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2));
 	if (truncated)
-		new_t = value_canonical(F.nt, f->seq_type);
-	events_end(ev);
+		new_t = acdc_value_canonical(F.nt, f->seq_type);
+	acdc_events_end(ev);
 
 	if (truncated)
-		counts->deleted += scd1_write_truncate(f, new_t);
-	scd1_purge_tombstones(f);
+		counts->deleted += acdc_scd1_write_truncate(f, new_t);
+	acdc_scd1_purge_tombstones(f);
 	return new_t;
 }

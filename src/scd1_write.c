@@ -44,15 +44,15 @@ state_entries(Scd1Writes *w, TupleDesc desc, int first)
 	ListCell   *lc;
 	int			i = 0;
 
-	rel_copy_entry(desc, first, ev->desc, ev->seq_att, "__autocdc_upsert_seq");
-	rel_copy_entry(desc, first + 1, ev->desc, ev->seq_att, "__autocdc_delete_seq");
+	acdc_rel_copy_entry(desc, first, ev->desc, ev->seq_att, "__autocdc_upsert_seq");
+	acdc_rel_copy_entry(desc, first + 1, ev->desc, ev->seq_att, "__autocdc_delete_seq");
 	TupleDescInitEntry(desc, first + 2, "__autocdc_deleted_at", TIMESTAMPTZOID, -1, 0);
 	for_each_from(lc, w->written, list_length(w->written) - w->ntracked)
-		rel_copy_entry(desc, first + SCD1_STATE_FIXED + i++, ev->desc, ev->seq_att, lfirst(lc));
+		acdc_rel_copy_entry(desc, first + SCD1_STATE_FIXED + i++, ev->desc, ev->seq_att, lfirst(lc));
 }
 
 void
-scd1_writes_begin(Scd1Writes *w, FlowDef *f, Events *ev, List *written, int ntracked)
+acdc_scd1_writes_begin(Scd1Writes *w, FlowDef *f, Events *ev, List *written, int ntracked)
 {
 	int			nk = ev->nkeys;
 	int			nw = list_length(written);
@@ -63,23 +63,23 @@ scd1_writes_begin(Scd1Writes *w, FlowDef *f, Events *ev, List *written, int ntra
 	w->ev = ev;
 	w->written = written;
 	w->ntracked = ntracked;
-	w->by_keys = batch_rows_by_keys(f, NULL);
+	w->by_keys = acdc_batch_rows_by_keys(f, NULL);
 	w->values = palloc(sizeof(Datum) * (BATCH_ROW_ID_ATTS + 1 + nk + nw + SCD1_STATE_FIXED + ntracked));
 	w->nulls = palloc(sizeof(bool) * (BATCH_ROW_ID_ATTS + 1 + nk + nw + SCD1_STATE_FIXED + ntracked));
 
-	batch_relation_begin(&w->del, "__autocdc_del", rel_tid_desc(ev->desc, nk, 0, w->by_keys));
-	desc = rel_tid_desc(ev->desc, nk, nw, w->by_keys);
+	acdc_batch_relation_begin(&w->del, "__autocdc_del", acdc_rel_tid_desc(ev->desc, nk, 0, w->by_keys));
+	desc = acdc_rel_tid_desc(ev->desc, nk, nw, w->by_keys);
 	written_entries(w, desc, BATCH_ROW_ID_ATTS + 1);
-	batch_relation_begin(&w->upd, "__autocdc_upd", desc);
-	desc = rel_keyed_desc(ev->desc, nk, "__autocdc_id", nw);
+	acdc_batch_relation_begin(&w->upd, "__autocdc_upd", desc);
+	desc = acdc_rel_keyed_desc(ev->desc, nk, "__autocdc_id", nw);
 	written_entries(w, desc, 2 + nk);
-	batch_relation_begin(&w->ins, "__autocdc_ins", desc);
-	desc = rel_tid_desc(ev->desc, nk, SCD1_STATE_FIXED + ntracked, false);
+	acdc_batch_relation_begin(&w->ins, "__autocdc_ins", desc);
+	desc = acdc_rel_tid_desc(ev->desc, nk, SCD1_STATE_FIXED + ntracked, false);
 	state_entries(w, desc, BATCH_ROW_ID_ATTS + 1);
-	batch_relation_begin(&w->stu, "__autocdc_stu", desc);
-	desc = rel_keyed_desc(ev->desc, nk, "__autocdc_id", SCD1_STATE_FIXED + ntracked);
+	acdc_batch_relation_begin(&w->stu, "__autocdc_stu", desc);
+	desc = acdc_rel_keyed_desc(ev->desc, nk, "__autocdc_id", SCD1_STATE_FIXED + ntracked);
 	state_entries(w, desc, 2 + nk);
-	batch_relation_begin(&w->sti, "__autocdc_sti", desc);
+	acdc_batch_relation_begin(&w->sti, "__autocdc_sti", desc);
 }
 
 /* values[at..] := the keys; returns the attribute after them. */
@@ -113,50 +113,50 @@ put_id(Scd1Writes *w, uint32 id, Datum *keys)
 }
 
 void
-scd1_write_delete(Scd1Writes *w, const BatchRowId *row, Datum *keys)
+acdc_scd1_write_delete(Scd1Writes *w, const BatchRowId *row, Datum *keys)
 {
-	batch_put_row_id(row, w->values, w->nulls);
+	acdc_batch_put_row_id(row, w->values, w->nulls);
 	if (w->by_keys)
 		put_keys(w, BATCH_ROW_ID_ATTS, keys);
-	batch_relation_put(&w->del, w->values, w->nulls);
+	acdc_batch_relation_put(&w->del, w->values, w->nulls);
 }
 
 void
-scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
+acdc_scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
 				  Datum *values, bool *nulls)
 {
 	int			at;
 
-	batch_put_row_id(row, w->values, w->nulls);
+	acdc_batch_put_row_id(row, w->values, w->nulls);
 	at = put_values(w, BATCH_ROW_ID_ATTS, list_length(w->written), values, nulls);
 	if (w->by_keys)
 		put_keys(w, at, keys);
-	batch_relation_put(&w->upd, w->values, w->nulls);
+	acdc_batch_relation_put(&w->upd, w->values, w->nulls);
 }
 
 void
-scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys, Datum *values, bool *nulls)
+acdc_scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys, Datum *values, bool *nulls)
 {
 	put_values(w, put_id(w, id, keys), list_length(w->written), values, nulls);
-	batch_relation_put(&w->ins, w->values, w->nulls);
+	acdc_batch_relation_put(&w->ins, w->values, w->nulls);
 }
 
 void
-scd1_write_state(Scd1Writes *w, const BatchRowId *row, uint32 id, Datum *keys,
+acdc_scd1_write_state(Scd1Writes *w, const BatchRowId *row, uint32 id, Datum *keys,
 				 Datum *values, bool *nulls)
 {
 	int			n = SCD1_STATE_FIXED + w->ntracked;
 
 	if (row)
 	{
-		batch_put_row_id(row, w->values, w->nulls);
+		acdc_batch_put_row_id(row, w->values, w->nulls);
 		put_values(w, BATCH_ROW_ID_ATTS, n, values, nulls);
-		batch_relation_put(&w->stu, w->values, w->nulls);
+		acdc_batch_relation_put(&w->stu, w->values, w->nulls);
 	}
 	else
 	{
 		put_values(w, put_id(w, id, keys), n, values, nulls);
-		batch_relation_put(&w->sti, w->values, w->nulls);
+		acdc_batch_relation_put(&w->sti, w->values, w->nulls);
 	}
 }
 
@@ -173,8 +173,8 @@ append_columns(StringInfo sql, FlowDef *f, List *names, bool compare)
 		if (compare)
 		{
 			appendStringInfoString(sql, " AND ");
-			append_nullsafe_eq(sql, psprintf("t.%s", col), psprintf("u.%s", col),
-							   target_type(f, lfirst(lc)));
+			acdc_append_nullsafe_eq(sql, psprintf("t.%s", col), psprintf("u.%s", col),
+							   acdc_target_type(f, lfirst(lc)));
 		}
 		else
 			appendStringInfo(sql, "%s%s = u.%s", foreach_current_index(lc) > 0 ? ", " : "", col, col);
@@ -205,56 +205,56 @@ static void
 write_target(Scd1Writes *w, FlowCounts *counts)
 {
 	FlowDef    *f = w->flow;
-	char	   *qtarget = rel_qualified_name(f->target);
+	char	   *qtarget = acdc_rel_qualified_name(f->target);
 	char	   *stmt[3] = {NULL, NULL, NULL};	/* delete, update, insert */
 	int			nstmt = 0;
 	StringInfoData sql;
 
 	counts->upserted = counts->deleted = 0;
 	initStringInfo(&sql);
-	if (batch_relation_register(&w->del))
+	if (acdc_batch_relation_register(&w->del))
 	{
 		appendStringInfo(&sql, "DELETE FROM %s t USING %s u WHERE %s", qtarget, w->del.name,
-						 batch_row_id_match(f, w->by_keys, "t", "u"));
+						 acdc_batch_row_id_match(f, w->by_keys, "t", "u"));
 		stmt[0] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (batch_relation_register(&w->upd))
+	if (acdc_batch_relation_register(&w->upd))
 	{
 		/* only rows a value changed in (a binary difference may be no change) */
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
 		append_columns(&sql, f, w->written, false);
 		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", w->upd.name,
-						 batch_row_id_match(f, w->by_keys, "t", "u"));
+						 acdc_batch_row_id_match(f, w->by_keys, "t", "u"));
 		append_columns(&sql, f, w->written, true);
 		appendStringInfoChar(&sql, ')');
 		stmt[1] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (batch_relation_register(&w->ins))
+	if (acdc_batch_relation_register(&w->ins))
 	{
 		List	   *cols = list_concat_copy(f->keys, w->written);
 
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "INSERT INTO %s (", qtarget);
-		append_column_list(&sql, cols, NULL);
+		acdc_append_column_list(&sql, cols, NULL);
 		appendStringInfoString(&sql, ") SELECT ");
-		append_column_list(&sql, cols, "u");
+		acdc_append_column_list(&sql, cols, "u");
 		appendStringInfo(&sql, " FROM %s u", w->ins.name);
 		stmt[2] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (nstmt == 1 || (nstmt > 1 && (!batch_target_has_triggers(f) || batch_target_has_rules(f))))
+	if (nstmt == 1 || (nstmt > 1 && (!acdc_batch_target_has_triggers(f) || acdc_batch_target_has_rules(f))))
 	{
 		/* a statement per kind, in this order */
 		if (stmt[0])
-			counts->deleted = spi_exec_by_tid(stmt[0]);
+			counts->deleted = acdc_spi_exec_by_tid(stmt[0]);
 		if (stmt[1])
-			counts->upserted = spi_exec_by_tid(stmt[1]);
+			counts->upserted = acdc_spi_exec_by_tid(stmt[1]);
 		if (stmt[2])
 		{
-			spi_exec(stmt[2], 0, NULL, NULL, NULL, false);
+			acdc_spi_exec(stmt[2], 0, NULL, NULL, NULL, false);
 			counts->upserted += SPI_processed;
 		}
 	}
@@ -268,23 +268,23 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 		appendStringInfoString(&sql, " SELECT (SELECT pg_catalog.count(*) FROM __autocdc_w0), "
 							   "(SELECT pg_catalog.count(*) FROM __autocdc_w1) OPERATOR(pg_catalog.+) "
 							   "(SELECT pg_catalog.count(*) FROM __autocdc_w2)");
-		spi_exec_by_tid(sql.data);
-		counts->deleted = spi_int64(0, 1);
-		counts->upserted = spi_int64(0, 2);
+		acdc_spi_exec_by_tid(sql.data);
+		counts->deleted = acdc_spi_int64(0, 1);
+		counts->upserted = acdc_spi_int64(0, 2);
 	}
 }
 
 void
-scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
+acdc_scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
 {
 	FlowDef    *f = w->flow;
-	char	   *qstate = rel_qualified_name(f->state);
+	char	   *qstate = acdc_rel_qualified_name(f->state);
 	List	   *scols = state_columns(w);
 	StringInfoData sql;
 
 	write_target(w, counts);
 	initStringInfo(&sql);
-	if (batch_relation_register(&w->stu))
+	if (acdc_batch_relation_register(&w->stu))
 	{
 		ListCell   *lc;
 
@@ -294,20 +294,20 @@ scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
 			appendStringInfo(&sql, "%s%s = u.%s", foreach_current_index(lc) > 0 ? ", " : "",
 							 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)));
 		appendStringInfo(&sql, " FROM %s u WHERE %s", w->stu.name,
-						 batch_row_id_match(f, false, "t", "u"));
-		spi_exec_by_tid(sql.data);
+						 acdc_batch_row_id_match(f, false, "t", "u"));
+		acdc_spi_exec_by_tid(sql.data);
 	}
-	if (batch_relation_register(&w->sti))
+	if (acdc_batch_relation_register(&w->sti))
 	{
 		List	   *cols = list_concat_copy(f->keys, scols);
 
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "INSERT INTO %s (", qstate);
-		append_column_list(&sql, cols, NULL);
+		acdc_append_column_list(&sql, cols, NULL);
 		appendStringInfoString(&sql, ") SELECT ");
-		append_column_list(&sql, cols, "u");
+		acdc_append_column_list(&sql, cols, "u");
 		appendStringInfo(&sql, " FROM %s u", w->sti.name);
-		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	}
 }
 
@@ -317,24 +317,24 @@ scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
  * before T.  Runs over the whole target: truncates are whole-table events.
  */
 int64
-scd1_write_truncate(FlowDef *f, const char *t)
+acdc_scd1_write_truncate(FlowDef *f, const char *t)
 {
 	StringInfoData sql;
 	ListCell   *lc;
 	int			i;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(t)};
-	char	   *tcast = psprintf("$1::%s", type_qualified_name(f->seq_type));
-	char	   *qtarget = rel_qualified_name(f->target);
-	char	   *qstate = rel_qualified_name(f->state);
+	char	   *tcast = psprintf("$1::%s", acdc_type_qualified_name(f->seq_type));
+	char	   *qtarget = acdc_rel_qualified_name(f->target);
+	char	   *qstate = acdc_rel_qualified_name(f->state);
 	List	   *tracked = f->state_partial;
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "WITH del AS (DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM %s st WHERE ",
 					 qtarget, qstate);
-	append_keys_match(&sql, f, "st", "t");
+	acdc_append_keys_match(&sql, f, "st", "t");
 	appendStringInfoString(&sql, " AND ");
-	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
+	acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
 	appendStringInfoString(&sql, ") RETURNING 1)");
 	if (tracked != NIL)
 	{
@@ -345,40 +345,40 @@ scd1_write_truncate(FlowDef *f, const char *t)
 			const char *col = quote_identifier(lfirst(lc));
 
 			appendStringInfo(&sql, "%s%s = CASE WHEN COALESCE(", i++ ? ", " : "", col);
-			append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
+			acdc_append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
 			appendStringInfo(&sql, ", st.%s IS NULL) THEN NULL ELSE t.%s END", col, col);
 		}
 		appendStringInfo(&sql, " FROM %s st WHERE ", qstate);
-		append_keys_match(&sql, f, "st", "t");
+		acdc_append_keys_match(&sql, f, "st", "t");
 		appendStringInfoString(&sql, " AND ");
-		append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
+		acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
 		appendStringInfoString(&sql, " RETURNING 1)");
 	}
 	appendStringInfo(&sql, ", su AS (UPDATE %s st SET __autocdc_deleted_at = "
 					 "CASE WHEN st.__autocdc_deleted_at IS NULL AND ", qstate);
-	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
+	acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
 	appendStringInfoString(&sql, " THEN pg_catalog.now() ELSE st.__autocdc_deleted_at END");
 	foreach(lc, tracked)
 	{
 		const char *col = quote_identifier(lfirst(lc));
 
 		appendStringInfo(&sql, ", %s = CASE WHEN COALESCE(", col);
-		append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
+		acdc_append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
 		appendStringInfo(&sql, ", false) THEN NULL ELSE st.%s END", col);
 	}
 	appendStringInfoString(&sql, " WHERE (st.__autocdc_deleted_at IS NULL AND ");
-	append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
+	acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
 	appendStringInfoChar(&sql, ')');
 	foreach(lc, tracked)
 	{
 		appendStringInfoString(&sql, " OR ");
-		append_flow_seq_cmp(&sql, f, psprintf("st.%s", quote_identifier(lfirst(lc))), "<", tcast);
+		acdc_append_flow_seq_cmp(&sql, f, psprintf("st.%s", quote_identifier(lfirst(lc))), "<", tcast);
 	}
 	/* Data-modifying CTEs run to completion whether or not they are read. */
 	appendStringInfoString(&sql, " RETURNING 1) SELECT pg_catalog.count(*) FROM del");
 
-	spi_exec(sql.data, 1, argtypes, values, NULL, false);
-	return spi_int64(0, 1);
+	acdc_spi_exec(sql.data, 1, argtypes, values, NULL, false);
+	return acdc_spi_int64(0, 1);
 }
 
 /*
@@ -386,15 +386,15 @@ scd1_write_truncate(FlowDef *f, const char *t)
  * else autocdc.tombstone_retention) are forgotten.
  */
 void
-scd1_purge_tombstones(FlowDef *f)
+acdc_scd1_purge_tombstones(FlowDef *f)
 {
 	Oid			argtypes[1] = {FLOAT8OID};
 	Datum		values[1] = {Float8GetDatum(f->tombstone_retention_s)};
 
 	if (f->tombstone_retention_s < 0)
 		return;
-	spi_exec(psprintf("DELETE FROM %s WHERE __autocdc_deleted_at OPERATOR(pg_catalog.<) "
+	acdc_spi_exec(psprintf("DELETE FROM %s WHERE __autocdc_deleted_at OPERATOR(pg_catalog.<) "
 					  "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
-					  rel_qualified_name(f->state)),
+					  acdc_rel_qualified_name(f->state)),
 			 1, argtypes, values, NULL, false);
 }

@@ -34,21 +34,21 @@ typedef struct Scd1Writes
  */
 #define SCD1_STATE_FIXED 3
 
-extern void scd1_writes_begin(Scd1Writes *w, FlowDef *flow, Events *ev,
+extern void acdc_scd1_writes_begin(Scd1Writes *w, FlowDef *flow, Events *ev,
 							  List *written, int ntracked);
-extern void scd1_write_delete(Scd1Writes *w, const BatchRowId *row, Datum *keys);
-extern void scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
+extern void acdc_scd1_write_delete(Scd1Writes *w, const BatchRowId *row, Datum *keys);
+extern void acdc_scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
 							  Datum *values, bool *nulls);
-extern void scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys,
+extern void acdc_scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys,
 							  Datum *values, bool *nulls);
 /* row NULL: a new state row for key id */
-extern void scd1_write_state(Scd1Writes *w, const BatchRowId *row, uint32 id,
+extern void acdc_scd1_write_state(Scd1Writes *w, const BatchRowId *row, uint32 id,
 							 Datum *keys, Datum *values, bool *nulls);
 /* Runs the statements; sets counts->upserted and counts->deleted. */
-extern void scd1_writes_finish(Scd1Writes *w, FlowCounts *counts);
+extern void acdc_scd1_writes_finish(Scd1Writes *w, FlowCounts *counts);
 
 /* A truncate at t (the sequence as text) over the whole target: rows deleted. */
-extern int64 scd1_write_truncate(FlowDef *flow, const char *t);
-extern void scd1_purge_tombstones(FlowDef *flow);
+extern int64 acdc_scd1_write_truncate(FlowDef *flow, const char *t);
+extern void acdc_scd1_purge_tombstones(FlowDef *flow);
 
 #endif							/* AUTOCDC_SCD1_WRITE_H */

@@ -19,6 +19,6 @@ typedef struct Scd2Cols
 	char	   *qevents;
 } Scd2Cols;
 
-extern void scd2_apply(FlowDef *flow, ReadParams *params, FlowCounts *counts);
+extern void acdc_scd2_apply(FlowDef *flow, ReadParams *params, FlowCounts *counts);
 
 #endif							/* AUTOCDC_SCD2_H */

@@ -38,13 +38,13 @@
 #include "utils/typcache.h"
 
 bool
-vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
+acdc_vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 {
 	if (anull || bnull)
 		return anull && bnull;
 	if (!OidIsValid(F->eq[j].fn_oid))	/* no "=": as SQL compares it, as text */
-		return strcmp(value_text(a, false, F->valatt[j]->atttypid),
-					  value_text(b, false, F->valatt[j]->atttypid)) == 0;
+		return strcmp(acdc_value_text(a, false, F->valatt[j]->atttypid),
+					  acdc_value_text(b, false, F->valatt[j]->atttypid)) == 0;
 	return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], a, b));
 }
 
@@ -77,7 +77,7 @@ normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 }
 
 int
-version_order(const void *x, const void *y, void *arg)
+acdc_version_order(const void *x, const void *y, void *arg)
 {
 	const Version *a = x;
 	const Version *c = y;
@@ -128,7 +128,7 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 		F->nread += ev->nevents[k];
 		for (uint32 n = 0; n < ev->nevents[k]; n++)
 		{
-			TupleTableSlot *e = events_next(ev);
+			TupleTableSlot *e = acdc_events_next(ev);
 			Ev		   *x;
 
 			if (e == NULL)
@@ -138,13 +138,13 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 				continue;
 			/* the values point into the sort's row, or a copy kept with the chunk */
 			if (ev->in_memory)
-				events_keep(ev, slot, e);
+				acdc_events_keep(ev, slot, e);
 			else
 				ExecStoreMinimalTuple(ExecCopySlotMinimalTuple(e), slot, false);
 			slot_getallattrs(slot);
 			x = &F->evs[F->nevs++];
 			x->key = key;
-			x->kind = events_kind(ev, slot);
+			x->kind = acdc_events_kind(ev, slot);
 			x->fresh = true;
 			x->seq = slot->tts_values[ev->seq_att];
 			normalize(F, slot, x);
@@ -159,7 +159,7 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 
 /* values[0] := key number, values[1..] := its keys */
 void
-put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls)
+acdc_put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls)
 {
 	values[0] = Int32GetDatum((int32) key);
 	nulls[0] = false;
@@ -172,13 +172,13 @@ put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls)
 
 /* Attribute attno of desc as "name", of the sequence's type and collation. */
 void
-seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
+acdc_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name)
 {
-	rel_copy_entry(desc, attno, F->ev->desc, F->ev->seq_att, name);
+	acdc_rel_copy_entry(desc, attno, F->ev->desc, F->ev->seq_att, name);
 }
 
 void
-init_value_entries(Fold2 *F, TupleDesc desc, int first)
+acdc_init_value_entries(Fold2 *F, TupleDesc desc, int first)
 {
 	for (int j = 0; j < F->nvals; j++)
 	{
@@ -190,7 +190,7 @@ init_value_entries(Fold2 *F, TupleDesc desc, int first)
 
 /* ", s.v1, s.v2" (", v1, v2" without an alias) */
 char *
-value_list(Fold2 *F, const char *alias)
+acdc_value_list(Fold2 *F, const char *alias)
 {
 	StringInfoData buf;
 
@@ -198,7 +198,7 @@ value_list(Fold2 *F, const char *alias)
 	if (F->nvals > 0)
 	{
 		appendStringInfoString(&buf, ", ");
-		append_column_list(&buf, F->c->values, alias);
+		acdc_append_column_list(&buf, F->c->values, alias);
 	}
 	return buf.data;
 }
@@ -260,7 +260,7 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 		starts = prev == NULL;
 		for (int j = 0; !starts && j < F->nvals; j++)
 			if ((F->tracked & BIT(j)) &&
-				!vals_equal(F, j, vals[j], nulls[j], prev[j], prev_null[j]))
+				!acdc_vals_equal(F, j, vals[j], nulls[j], prev[j], prev_null[j]))
 				starts = true;
 		if (starts)
 		{
@@ -311,13 +311,13 @@ fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
 		F->coll[j] = form->attcollation;
 		tc = lookup_type_cache(form->atttypid, TYPECACHE_EQ_OPR_FINFO);
 		fmgr_info_copy(&F->eq[j], &tc->eq_opr_finfo, CurrentMemoryContext);
-		k = list_index_of_string(f->columns, name);
+		k = acdc_list_index_of_string(f->columns, name);
 		F->evatt[j] = k < 0 ? -1 : list_length(f->keys) + 2 + k;
-		if (list_has_string(f->ignore_null, name))
+		if (acdc_list_has_string(f->ignore_null, name))
 			F->ignore_null |= BIT(j);
-		if (list_has_string(c->inheriting, name))
+		if (acdc_list_has_string(c->inheriting, name))
 			F->inheriting |= BIT(j);
-		if (list_has_string(c->tracked, name))
+		if (acdc_list_has_string(c->tracked, name))
 			F->tracked |= BIT(j);
 		j++;
 	}
@@ -346,7 +346,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 						f->name, get_rel_name(f->target), list_length(c->values)),
 				 errdetail("An SCD type 2 target holds at most %d columns besides its keys.", SCD2_MAX_VALUES),
 				 errhint("Keep the history of fewer columns in this target, e.g. in a second target.")));
-	ev = events_read(f, p, events_sql, false);
+	ev = acdc_events_read(f, p, events_sql, false);
 	memset(&F, 0, sizeof(F));
 	F.ev = ev;
 	fold2_setup(&F, f, c);
@@ -370,9 +370,9 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 		INSTR_TIME_SET_CURRENT(t[0]);
 		k = load_chunk(&F, k, bound, chunk_cxt);
 		INSTR_TIME_SET_CURRENT(t[1]);
-		read_keys(&F);
-		check_stored(&F);
-		read_stored(&F, read_modes(&F), &inp, &ninp, &old, &nold);
+		acdc_read_keys(&F);
+		acdc_check_stored(&F);
+		acdc_read_stored(&F, acdc_read_modes(&F), &inp, &ninp, &old, &nold);
 		INSTR_TIME_SET_CURRENT(t[2]);
 		nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
 		for (uint64 i = 0; i < ninp;)
@@ -386,7 +386,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 			i = n;
 		}
 		INSTR_TIME_SET_CURRENT(t[3]);
-		write_all(&F, old, nold, nv, nnew, counts);
+		acdc_write_all(&F, old, nold, nv, nnew, counts);
 		INSTR_TIME_SET_CURRENT(t[0]);
 		INSTR_TIME_SUBTRACT(t[0], t[3]);
 		INSTR_TIME_SUBTRACT(t[3], t[2]);
@@ -401,13 +401,13 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 				SPI_freetuptable(F.stored[i]);
 			F.stored[i] = NULL;
 		}
-		batch_release_relations();
+		acdc_batch_release_relations();
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(chunk_cxt);
 	}
-	if (events_next(ev) != NULL)
+	if (acdc_events_next(ev) != NULL)
 		elog(ERROR, "autocdc: flow \"%s\" left events unfolded", f->name);
-	events_end(ev);
+	acdc_events_end(ev);
 	MemoryContextDelete(chunk_cxt);
 }
 
@@ -416,7 +416,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
  * owner; the caller provides the transaction boundaries.
  */
 void
-scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
+acdc_scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
 	Scd2Cols	c;
 	StringInfoData events;
@@ -424,21 +424,21 @@ scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	FlowCounts	below;
 
 	memset(&c, 0, sizeof(c));
-	c.qtarget = rel_qualified_name(f->target);
-	c.qevents = rel_qualified_name(f->state);
-	c.values = event_store_value_columns(f->state, f->keys);
+	c.qtarget = acdc_rel_qualified_name(f->target);
+	c.qevents = acdc_rel_qualified_name(f->state);
+	c.values = acdc_event_store_value_columns(f->state, f->keys);
 	c.tracked = f->track_columns != NIL ? f->track_columns : c.values;
 	foreach(lc, f->state_partial)
-		if (list_has_string(c.values, lfirst(lc)))
+		if (acdc_list_has_string(c.values, lfirst(lc)))
 			c.inheriting = lappend(c.inheriting, lfirst(lc));
 
 	/* first: reading the events checks that the flow's columns still exist */
 	initStringInfo(&events);
-	read_append_events(&events, f, p);
+	acdc_read_append_events(&events, f, p);
 	memset(&below, 0, sizeof(below));
-	scd2_skip_below_floors(f, p, &events, &below);
+	acdc_scd2_skip_below_floors(f, p, &events, &below);
 	fold_chunks(f, p, events.data, &c, counts);
 	counts->read += below.read;
 	counts->skipped += below.skipped;
-	scd2_purge_tombstones(f);
+	acdc_scd2_purge_tombstones(f);
 }

@@ -91,24 +91,24 @@ keyseq_cmp(Fold2 *F, uint32 ka, Datum sa, uint32 kc, Datum sc)
 	return events_seq_cmp(F->ev, sa, sc);
 }
 
-extern bool vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull);
-extern int	version_order(const void *x, const void *y, void *arg);
-extern void init_value_entries(Fold2 *F, TupleDesc desc, int first);
-extern char *value_list(Fold2 *F, const char *alias);
+extern bool acdc_vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull);
+extern int	acdc_version_order(const void *x, const void *y, void *arg);
+extern void acdc_init_value_entries(Fold2 *F, TupleDesc desc, int first);
+extern char *acdc_value_list(Fold2 *F, const char *alias);
 /* values[0] := key number, values[1..] := its keys (as "keys" spells them, else the chunk's) */
-extern void put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls);
-extern void seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);
+extern void acdc_put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls);
+extern void acdc_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);
 
 /* scd2_stored.c */
-extern uint64 inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same);
-extern void read_keys(Fold2 *F);
-extern void check_stored(Fold2 *F);
-extern uint64 read_modes(Fold2 *F);
-extern void read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp,
+extern uint64 acdc_inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same);
+extern void acdc_read_keys(Fold2 *F);
+extern void acdc_check_stored(Fold2 *F);
+extern uint64 acdc_read_modes(Fold2 *F);
+extern void acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp,
 						Version **old, uint64 *nold);
 
 /* scd2_write.c */
-extern void write_all(Fold2 *F, Version *old, uint64 nold, Version *nv,
+extern void acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv,
 					  uint64 nnew, FlowCounts *counts);
 
 #endif							/* AUTOCDC_SCD2_FOLD_H */

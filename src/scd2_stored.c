@@ -25,7 +25,7 @@
 
 /* Stored inherit array: its mask, and whether it spells the same as ours. */
 uint64
-inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same)
+acdc_inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same)
 {
 	Datum	   *elems;
 	bool	   *enulls;
@@ -82,13 +82,13 @@ register_chunk_keys(Fold2 *F)
 	Datum	   *values = palloc(sizeof(Datum) * (1 + F->ev->nkeys));
 	bool	   *nulls = palloc(sizeof(bool) * (1 + F->ev->nkeys));
 
-	batch_relation_begin(&r, "__autocdc_aff", rel_keyed_desc(F->ev->desc, F->ev->nkeys, "__autocdc_k", 0));
+	acdc_batch_relation_begin(&r, "__autocdc_aff", acdc_rel_keyed_desc(F->ev->desc, F->ev->nkeys, "__autocdc_k", 0));
 	for (uint32 k = 0; k < F->nkeysets; k++)
 	{
-		put_key(F, k, NULL, values, nulls);
-		batch_relation_put(&r, values, nulls);
+		acdc_put_key(F, k, NULL, values, nulls);
+		acdc_batch_relation_put(&r, values, nulls);
 	}
-	batch_relation_register(&r);
+	acdc_batch_relation_register(&r);
 }
 
 /* The key columns of a result row, from attribute "first" on. */
@@ -117,7 +117,7 @@ deform_values(Fold2 *F, HeapTuple tup, TupleDesc desc, int first, Datum **vals, 
  * Only events at or below that can be stored already.
  */
 void
-read_keys(Fold2 *F)
+acdc_read_keys(Fold2 *F)
 {
 	FlowDef    *f = F->f;
 	Form_pg_attribute seqatt = TupleDescAttr(F->ev->desc, F->ev->seq_att);
@@ -130,13 +130,13 @@ read_keys(Fold2 *F)
 	/* the open version by the partial unique index, the highest sequence by the store's key */
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT a.__autocdc_k, o.ctid, o.tableoid, o.__start_at%s, %s, (SELECT s.__autocdc_seq FROM %s s WHERE ",
-					 value_list(F, "o"), validate_prefixed_keys(f, "o"), F->c->qevents);
-	append_keys_match(&sql, f, "s", "a");
+					 acdc_value_list(F, "o"), acdc_validate_prefixed_keys(f, "o"), F->c->qevents);
+	acdc_append_keys_match(&sql, f, "s", "a");
 	appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff a "
 					 "LEFT JOIN LATERAL (SELECT o.ctid, o.tableoid, o.* FROM %s o WHERE ", F->c->qtarget);
-	append_keys_match(&sql, f, "o", "a");
+	acdc_append_keys_match(&sql, f, "o", "a");
 	appendStringInfoString(&sql, " AND o.__end_at IS NULL OFFSET 0) o ON true");
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	tt = F->stored[2] = SPI_tuptable;
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -155,7 +155,7 @@ read_keys(Fold2 *F)
 			v->open = true;
 			v->start = d;
 			v->end = (Datum) 0;
-			batch_get_row_id(tup, tt->tupdesc, 2, &v->row);
+			acdc_batch_get_row_id(tup, tt->tupdesc, 2, &v->row);
 			deform_values(F, tup, tt->tupdesc, 5, &v->vals, &v->nulls);
 			v->keys = deform_keys(F, tup, tt->tupdesc, 5 + F->nvals);
 			m->openv = v;
@@ -172,43 +172,43 @@ read_keys(Fold2 *F)
  * are not new.  Raises conflict_applied on a difference.
  */
 void
-check_stored(Fold2 *F)
+acdc_check_stored(Fold2 *F)
 {
 	FlowDef    *f = F->f;
-	TupleDesc	desc = rel_keyed_desc(F->ev->desc, F->ev->nkeys, "__autocdc_i", 1);
+	TupleDesc	desc = acdc_rel_keyed_desc(F->ev->desc, F->ev->nkeys, "__autocdc_i", 1);
 	BatchRelation ev2;
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 	StringInfoData sql;
 	SPITupleTable *tt;
 
-	seq_entry(F, desc, desc->natts, "__autocdc_seq");
-	batch_relation_begin(&ev2, "__autocdc_ev2", desc);
+	acdc_seq_entry(F, desc, desc->natts, "__autocdc_seq");
+	acdc_batch_relation_begin(&ev2, "__autocdc_ev2", desc);
 	for (uint64 i = 0; i < F->nevs; i++)
 	{
 		KeyMode    *m = &F->modes[F->evs[i].key];
 
 		if (!m->has_max || events_seq_cmp(F->ev, F->evs[i].seq, m->max_stored) > 0)
 			continue;
-		put_key(F, F->evs[i].key, NULL, values, nulls);
+		acdc_put_key(F, F->evs[i].key, NULL, values, nulls);
 		values[0] = Int32GetDatum((int32) i);
 		values[desc->natts - 1] = F->evs[i].seq;
 		nulls[desc->natts - 1] = false;
-		batch_relation_put(&ev2, values, nulls);
+		acdc_batch_relation_put(&ev2, values, nulls);
 	}
-	if (!batch_relation_register(&ev2))
+	if (!acdc_batch_relation_register(&ev2))
 		return;
 
 	/* one index lookup per event (OFFSET 0 keeps the lateral a lateral) */
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT e.__autocdc_i, s.__autocdc_kind, s.__autocdc_inherit%s "
 					 "FROM __autocdc_ev2 e CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
-					 value_list(F, "s"), F->c->qevents);
-	append_keys_match(&sql, f, "s", "e");
+					 acdc_value_list(F, "s"), F->c->qevents);
+	acdc_append_keys_match(&sql, f, "s", "e");
 	appendStringInfoString(&sql, " AND ");
-	append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "=", "e.__autocdc_seq");
+	acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "=", "e.__autocdc_seq");
 	appendStringInfoString(&sql, " OFFSET 0) s");
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	tt = SPI_tuptable;
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -219,16 +219,16 @@ check_stored(Fold2 *F)
 		Datum		inh = heap_getattr(tup, 3, tt->tupdesc, &isnull);
 		bool		same;
 
-		inherit_mask(F, inh, isnull, e->inherit, &same);
+		acdc_inherit_mask(F, inh, isnull, e->inherit, &same);
 		for (int j = 0; same && j < F->nvals; j++)
 		{
 			bool		vnull;
 			Datum		v = heap_getattr(tup, 4 + j, tt->tupdesc, &vnull);
 
-			same = vals_equal(F, j, v, vnull, e->vals[j], e->nulls[j]);
+			same = acdc_vals_equal(F, j, v, vnull, e->vals[j], e->nulls[j]);
 		}
 		if (kind[0] != e->kind || !same)
-			events_report(F->ev, "conflict_applied", e->keys, e->seq);
+			acdc_events_report(F->ev, "conflict_applied", e->keys, e->seq);
 		e->fresh = false;
 	}
 	SPI_freetuptable(tt);
@@ -242,12 +242,12 @@ check_stored(Fold2 *F)
  * to read.
  */
 uint64
-read_modes(Fold2 *F)
+acdc_read_modes(Fold2 *F)
 {
 	Events	   *ev = F->ev;
 	FlowDef    *f = F->f;
-	TupleDesc	desc = rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
-	TupleDesc	mdesc = rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
+	TupleDesc	desc = acdc_rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
+	TupleDesc	mdesc = acdc_rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
 	BatchRelation loose,		/* (__autocdc_k, keys, __autocdc_smin) */
 				mode;			/* (__autocdc_k, keys, __autocdc_pdel) */
 	int			base = 1 + ev->nkeys;
@@ -256,8 +256,8 @@ read_modes(Fold2 *F)
 	Form_pg_attribute seqatt = TupleDescAttr(ev->desc, ev->seq_att);
 	StringInfoData sql;
 
-	seq_entry(F, desc, base + 1, "__autocdc_smin");
-	batch_relation_begin(&loose, "__autocdc_aff2", desc);
+	acdc_seq_entry(F, desc, base + 1, "__autocdc_smin");
+	acdc_batch_relation_begin(&loose, "__autocdc_aff2", desc);
 	for (uint64 i = 0; i < F->nevs; i++)
 	{
 		Ev		   *e = &F->evs[i];
@@ -271,23 +271,23 @@ read_modes(Fold2 *F)
 			(!m->has_max || events_seq_cmp(ev, m->max_stored, m->smin) < 0);
 		if (m->anchored)
 			continue;
-		put_key(F, e->key, NULL, values, nulls);
+		acdc_put_key(F, e->key, NULL, values, nulls);
 		values[base] = e->seq;
 		nulls[base] = false;
-		batch_relation_put(&loose, values, nulls);
+		acdc_batch_relation_put(&loose, values, nulls);
 	}
-	if (batch_relation_register(&loose))
+	if (acdc_batch_relation_register(&loose))
 	{
 		SPITupleTable *tt;
 
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "SELECT a.__autocdc_k, (SELECT s.__autocdc_seq FROM %s s WHERE ",
 						 F->c->qevents);
-		append_keys_match(&sql, f, "s", "a");
+		acdc_append_keys_match(&sql, f, "s", "a");
 		appendStringInfoString(&sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
-		append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
+		acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
 		appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM %s a", loose.name);
-		spi_exec_by_key(sql.data);
+		acdc_spi_exec_by_key(sql.data);
 		tt = SPI_tuptable;
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{
@@ -304,20 +304,20 @@ read_modes(Fold2 *F)
 	}
 
 	/* the keys not anchored, with where their fold starts, in the keys' order */
-	seq_entry(F, mdesc, base + 1, "__autocdc_pdel");
-	batch_relation_begin(&mode, "__autocdc_mode", mdesc);
+	acdc_seq_entry(F, mdesc, base + 1, "__autocdc_pdel");
+	acdc_batch_relation_begin(&mode, "__autocdc_mode", mdesc);
 	for (uint32 k = 0; k < F->nkeysets; k++)
 	{
 		KeyMode    *m = &F->modes[k];
 
 		if (!m->touched || m->anchored)
 			continue;
-		put_key(F, k, NULL, values, nulls);
+		acdc_put_key(F, k, NULL, values, nulls);
 		values[base] = m->pdel;
 		nulls[base] = !m->has_pdel;
-		batch_relation_put(&mode, values, nulls);
+		acdc_batch_relation_put(&mode, values, nulls);
 	}
-	batch_relation_register(&mode);
+	acdc_batch_relation_register(&mode);
 	return mode.n;
 }
 
@@ -332,7 +332,7 @@ append_mode_lateral(StringInfo sql, Fold2 *F, const char *cols, const char *rel,
 {
 	appendStringInfo(sql, "SELECT m.__autocdc_k, %s FROM __autocdc_mode m CROSS JOIN LATERAL "
 					 "(SELECT %s.ctid, %s.tableoid, %s.* FROM %s %s WHERE ", cols, a, a, a, rel, a);
-	append_keys_match(sql, F->f, a, "m");
+	acdc_append_keys_match(sql, F->f, a, "m");
 }
 
 /*
@@ -342,7 +342,7 @@ append_mode_lateral(StringInfo sql, Fold2 *F, const char *cols, const char *rel,
  * stored version and as an event setting every column.  Both sorted.
  */
 void
-read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
+acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint64 *nold)
 {
 	FlowDef    *f = F->f;
 	StringInfoData sql;
@@ -357,12 +357,12 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 	{
 		initStringInfo(&sql);
 		append_mode_lateral(&sql, F, psprintf("s.__autocdc_seq, s.__autocdc_kind, s.__autocdc_inherit%s, %s",
-											  value_list(F, "s"), validate_prefixed_keys(f, "s")),
+											  acdc_value_list(F, "s"), acdc_validate_prefixed_keys(f, "s")),
 							F->c->qevents, "s");
 		appendStringInfoString(&sql, " AND (m.__autocdc_pdel IS NULL OR ");
-		append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
+		acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
 		appendStringInfoString(&sql, ") OFFSET 0) s");
-		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 		ev_tt = SPI_tuptable;
 		nev = SPI_processed;
 
@@ -373,18 +373,18 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 			if (branch > 0)
 				appendStringInfoString(&sql, " UNION ALL ");
 			append_mode_lateral(&sql, F, psprintf("t.ctid, t.tableoid, t.__start_at, t.__end_at%s, %s",
-												  value_list(F, "t"), validate_prefixed_keys(f, "t")),
+												  acdc_value_list(F, "t"), acdc_validate_prefixed_keys(f, "t")),
 								F->c->qtarget, "t");
 			if (branch == 0)
 				appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL OFFSET 0) t");
 			else
 			{
 				appendStringInfoString(&sql, " AND ");
-				append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
+				acdc_append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
 				appendStringInfoString(&sql, " OFFSET 0) t WHERE m.__autocdc_pdel IS NOT NULL");
 			}
 		}
-		spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 		ver_tt = SPI_tuptable;
 		nver = SPI_processed;
 	}
@@ -404,7 +404,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		bool		isnull;
 
 		v->key = DatumGetInt32(heap_getattr(tup, 1, ver_tt->tupdesc, &isnull));
-		batch_get_row_id(tup, ver_tt->tupdesc, 2, &v->row);
+		acdc_batch_get_row_id(tup, ver_tt->tupdesc, 2, &v->row);
 		v->start = heap_getattr(tup, 4, ver_tt->tupdesc, &isnull);
 		v->end = heap_getattr(tup, 5, ver_tt->tupdesc, &isnull);
 		v->open = isnull;
@@ -424,7 +424,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		e->kind = TextDatumGetCString(heap_getattr(tup, 3, ev_tt->tupdesc, &isnull))[0];
 		e->fresh = false;
 		inh = heap_getattr(tup, 4, ev_tt->tupdesc, &isnull);
-		e->inherit = inherit_mask(F, inh, isnull, 0, &same);
+		e->inherit = acdc_inherit_mask(F, inh, isnull, 0, &same);
 		deform_values(F, tup, ev_tt->tupdesc, 5, &e->vals, &e->nulls);
 		e->keys = deform_keys(F, tup, ev_tt->tupdesc, 5 + F->nvals);
 	}
@@ -446,7 +446,7 @@ read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old, uint
 		e->vals = m->openv->vals;
 		e->nulls = m->openv->nulls;
 	}
-	qsort_arg(*old, *nold, sizeof(Version), version_order, F);
+	qsort_arg(*old, *nold, sizeof(Version), acdc_version_order, F);
 
 	/* the new events are in order already: sort the few others, then merge */
 	qsort_arg(st, nst, sizeof(Ev), ev_order, F);

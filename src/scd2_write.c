@@ -37,7 +37,7 @@ static bool
 same_values(Fold2 *F, Version *a, Version *b)
 {
 	for (int j = 0; j < F->nvals; j++)
-		if (!vals_equal(F, j, a->vals[j], a->nulls[j], b->vals[j], b->nulls[j]))
+		if (!acdc_vals_equal(F, j, a->vals[j], a->nulls[j], b->vals[j], b->nulls[j]))
 			return false;
 	return true;
 }
@@ -56,12 +56,12 @@ same_end(Fold2 *F, Version *a, Version *b)
 static void
 tid_relation(Fold2 *F, BatchRelation *r, const char *name, bool by_keys)
 {
-	TupleDesc	desc = rel_tid_desc(F->ev->desc, F->ev->nkeys, by_keys ? 2 : 1, by_keys);
+	TupleDesc	desc = acdc_rel_tid_desc(F->ev->desc, F->ev->nkeys, by_keys ? 2 : 1, by_keys);
 
-	seq_entry(F, desc, BATCH_ROW_ID_ATTS + 1, "__end_at");
+	acdc_seq_entry(F, desc, BATCH_ROW_ID_ATTS + 1, "__end_at");
 	if (by_keys)
-		seq_entry(F, desc, BATCH_ROW_ID_ATTS + 2, "__start_at");
-	batch_relation_begin(r, name, desc);
+		acdc_seq_entry(F, desc, BATCH_ROW_ID_ATTS + 2, "__start_at");
+	acdc_batch_relation_begin(r, name, desc);
 }
 
 /* values and nulls: room for the row id, __end_at, __start_at and the keys */
@@ -69,7 +69,7 @@ static void
 put_tid(Fold2 *F, BatchRelation *r, bool by_keys, Version *old, Version *nv,
 		Datum *values, bool *nulls)
 {
-	batch_put_row_id(&old->row, values, nulls);
+	acdc_batch_put_row_id(&old->row, values, nulls);
 	values[BATCH_ROW_ID_ATTS] = nv ? nv->end : (Datum) 0;
 	nulls[BATCH_ROW_ID_ATTS] = nv == NULL || nv->open;
 	if (by_keys)
@@ -82,7 +82,7 @@ put_tid(Fold2 *F, BatchRelation *r, bool by_keys, Version *old, Version *nv,
 			nulls[BATCH_ROW_ID_ATTS + 2 + i] = false;
 		}
 	}
-	batch_relation_put(r, values, nulls);
+	acdc_batch_relation_put(r, values, nulls);
 }
 
 /*
@@ -96,13 +96,13 @@ stored_match(Fold2 *F, bool by_keys, bool by_start)
 
 	initStringInfo(&sql);
 	if (by_start)
-		append_keys_match(&sql, F->f, "t", "d");
+		acdc_append_keys_match(&sql, F->f, "t", "d");
 	else
-		appendStringInfoString(&sql, batch_row_id_match(F->f, by_keys, "t", "d"));
+		appendStringInfoString(&sql, acdc_batch_row_id_match(F->f, by_keys, "t", "d"));
 	if (by_keys)
 	{
 		appendStringInfoString(&sql, " AND ");
-		append_flow_seq_cmp(&sql, F->f, "t.__start_at", "=", "d.__start_at");
+		acdc_append_flow_seq_cmp(&sql, F->f, "t.__start_at", "=", "d.__start_at");
 	}
 	return sql.data;
 }
@@ -112,9 +112,9 @@ static void
 exec_stored(const char *sql, bool by_start)
 {
 	if (by_start)
-		spi_exec(sql, 0, NULL, NULL, NULL, false);
+		acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
 	else
-		spi_exec_by_tid(sql);
+		acdc_spi_exec_by_tid(sql);
 }
 
 /*
@@ -127,7 +127,7 @@ put_keyed_values(Fold2 *F, uint32 key, Datum *keys, Datum *vals, bool *vnulls,
 {
 	int			at = 1 + F->ev->nkeys;
 
-	put_key(F, key, keys, values, nulls);
+	acdc_put_key(F, key, keys, values, nulls);
 	for (int j = 0; j < F->nvals; j++, at++)
 	{
 		values[at] = vals[j];
@@ -138,7 +138,7 @@ put_keyed_values(Fold2 *F, uint32 key, Datum *keys, Datum *vals, bool *vnulls,
 
 /* The new events into the store, then the changed versions. */
 void
-write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
+acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		  FlowCounts *counts)
 {
 	int			nk = F->ev->nkeys;
@@ -148,8 +148,8 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 				close,			/* ends set */
 				reopen;			/* ends taken away (set to NULL) */
 	BatchRelation *ends[] = {&close, &reopen};	/* in this order */
-	TupleDesc	edesc = rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 3);
-	TupleDesc	idesc = rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 2);
+	TupleDesc	edesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 3);
+	TupleDesc	idesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 2);
 	int			natts = 1 + nk + F->nvals + 3;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
@@ -162,15 +162,15 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	 * below, moving them off the tids read: then versions are named by
 	 * their keys and start.
 	 */
-	bool		by_start = batch_target_has_triggers(F->f);
-	bool		by_keys = by_start || batch_rows_by_keys(F->f, "__start_at");
+	bool		by_start = acdc_batch_target_has_triggers(F->f);
+	bool		by_keys = by_start || acdc_batch_rows_by_keys(F->f, "__start_at");
 	char	   *match;
 
-	init_value_entries(F, edesc, 2 + nk);
-	seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
+	acdc_init_value_entries(F, edesc, 2 + nk);
+	acdc_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
 	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
 	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
-	batch_relation_begin(&newev, "__autocdc_newev", edesc);
+	acdc_batch_relation_begin(&newev, "__autocdc_newev", edesc);
 	for (uint64 k = 0; k < F->nevs; k++)
 	{
 		Ev		   *e = &F->evs[k];
@@ -186,20 +186,20 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		nulls[at++] = false;
 		nulls[at] = e->kind != 'u' || e->inherit == 0;
 		values[at] = nulls[at] ? (Datum) 0 : inherit_array(F, e->inherit);
-		batch_relation_put(&newev, values, nulls);
+		acdc_batch_relation_put(&newev, values, nulls);
 	}
 
 	/* the new versions against the stored, by key and start */
-	init_value_entries(F, idesc, 2 + nk);
-	seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
-	seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
-	batch_relation_begin(&ins, "__autocdc_ins", idesc);
+	acdc_init_value_entries(F, idesc, 2 + nk);
+	acdc_seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
+	acdc_seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
+	acdc_batch_relation_begin(&ins, "__autocdc_ins", idesc);
 	tid_relation(F, &del, "__autocdc_del", by_keys);
 	tid_relation(F, &close, "__autocdc_close", by_keys);
 	tid_relation(F, &reopen, "__autocdc_reopen", by_keys);
 	while (i < nold || j < nnew)
 	{
-		int			c = i == nold ? 1 : j == nnew ? -1 : version_order(&old[i], &nv[j], F);
+		int			c = i == nold ? 1 : j == nnew ? -1 : acdc_version_order(&old[i], &nv[j], F);
 
 		if (c == 0 && same_values(F, &old[i], &nv[j]))
 		{
@@ -226,33 +226,33 @@ write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 			nulls[at++] = false;
 			values[at] = nv[j].end;
 			nulls[at] = nv[j].open;
-			batch_relation_put(&ins, values, nulls);
+			acdc_batch_relation_put(&ins, values, nulls);
 			j++;
 		}
 	}
 
-	keys = validate_prefixed_keys(F->f, NULL);
-	vals = value_list(F, "x");
-	if (batch_relation_register(&newev))
-		spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
+	keys = acdc_validate_prefixed_keys(F->f, NULL);
+	vals = acdc_value_list(F, "x");
+	if (acdc_batch_relation_register(&newev))
+		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
 						  "SELECT %s%s, x.__autocdc_seq, x.__autocdc_kind, x.__autocdc_inherit "
-						  "FROM %s x", F->c->qevents, keys, value_list(F, NULL),
-						  validate_prefixed_keys(F->f, "x"), vals, newev.name),
+						  "FROM %s x", F->c->qevents, keys, acdc_value_list(F, NULL),
+						  acdc_validate_prefixed_keys(F->f, "x"), vals, newev.name),
 				 0, NULL, NULL, NULL, false);
 	match = stored_match(F, by_keys, by_start);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
-	if (batch_relation_register(&del))
+	if (acdc_batch_relation_register(&del))
 		exec_stored(psprintf("DELETE FROM %s t USING %s d WHERE %s",
 							 F->c->qtarget, del.name, match), by_start);
 	for (int r = 0; r < lengthof(ends); r++)
-		if (batch_relation_register(ends[r]))
+		if (acdc_batch_relation_register(ends[r]))
 			exec_stored(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
 								 F->c->qtarget, ends[r]->name, match), by_start);
-	if (batch_relation_register(&ins))
-		spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
+	if (acdc_batch_relation_register(&ins))
+		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
 						  "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",
-						  F->c->qtarget, keys, value_list(F, NULL),
-						  validate_prefixed_keys(F->f, "x"), vals, ins.name),
+						  F->c->qtarget, keys, acdc_value_list(F, NULL),
+						  acdc_validate_prefixed_keys(F->f, "x"), vals, ins.name),
 				 0, NULL, NULL, NULL, false);
 	counts->upserted += ins.n + close.n + reopen.n;
 	counts->skipped += F->nread - newev.n;

@@ -26,7 +26,7 @@ PG_FUNCTION_INFO_V1(autocdc_unschedule);
 static Oid
 owned_pipeline(const char *pipeline)
 {
-	Oid			owner = catalog_pipeline_owner(pipeline, NULL);
+	Oid			owner = acdc_catalog_pipeline_owner(pipeline, NULL);
 
 	/* another role's pipeline is as if it did not exist (autocdc.pipelines hides it) */
 	if (!OidIsValid(owner) || !has_privs_of_role(GetUserId(), owner))
@@ -114,7 +114,7 @@ autocdc_schedule(PG_FUNCTION_ARGS)
 						get_database_name(MyDatabaseId)),
 				 errhint("Add it to autocdc.databases and reload the configuration.")));
 
-	catalog_pipeline_set_schedule(pipeline, every);
+	acdc_catalog_pipeline_set_schedule(pipeline, every);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -128,7 +128,7 @@ autocdc_unschedule(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	(void) owned_pipeline(pipeline);
-	catalog_pipeline_clear_schedule(pipeline);
+	acdc_catalog_pipeline_clear_schedule(pipeline);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

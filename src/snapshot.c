@@ -79,13 +79,13 @@ snap_value(Oid snap, FlowDef *f, const char *col)
 	StringInfoData buf;
 	char	   *scol = snapshot_column(snap, col, f);
 	Oid			stype = get_atttype(snap, get_attnum(snap, scol));
-	Oid			ttype = target_type(f, col);
+	Oid			ttype = acdc_target_type(f, col);
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "s.%s", quote_identifier(scol));
 	if (stype != ttype)
 		appendStringInfo(&buf, "::%s", format_type_be_qualified(ttype));
-	if (list_has_string(f->keys, col))
+	if (acdc_list_has_string(f->keys, col))
 		acdc_append_collate(&buf, acdc_column_collation(f->target, col));
 	return buf.data;
 }
@@ -120,16 +120,16 @@ check_unique_keys(FlowDef *f, Oid snap)
 	appendStringInfoChar(&keytext, ')');
 	appendStringInfo(&sql, "SELECT %s, pg_catalog.count(*) FROM %s s GROUP BY %s "
 					 "HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1",
-					 keytext.data, rel_qualified_name(snap), keys.data);
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+					 keytext.data, acdc_rel_qualified_name(snap), keys.data);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	if (SPI_processed > 0)
 	{
 		resetStringInfo(&keys);
-		append_column_list(&keys, f->keys, NULL);
+		acdc_append_column_list(&keys, f->keys, NULL);
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("snapshot \"%s\" of flow \"%s\" has %s rows for key (%s)=(%s)",
-						get_rel_name(snap), f->name, spi_value(0, 2), keys.data, spi_value(0, 1)),
+						get_rel_name(snap), f->name, acdc_spi_value(0, 2), keys.data, acdc_spi_value(0, 1)),
 				 errdetail("A snapshot holds at most one row per key.")));
 	}
 }
@@ -141,7 +141,7 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 	StringInfoData sql;
 	ListCell   *lc;
 	char	   *v = psprintf("%s::%s", quote_literal_cstr(version),
-							 type_qualified_name(f->seq_type));
+							 acdc_type_qualified_name(f->seq_type));
 	List	   *all = list_concat_copy(f->keys, f->columns);
 
 	if (type_is_collatable(f->seq_type))
@@ -161,7 +161,7 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 		if (lnext(all, lc))
 			appendStringInfoString(&sql, ", ");
 	}
-	appendStringInfo(&sql, " FROM %s s UNION ALL SELECT ", rel_qualified_name(snap));
+	appendStringInfo(&sql, " FROM %s s UNION ALL SELECT ", acdc_rel_qualified_name(snap));
 	foreach(lc, all)
 	{
 		bool		key = foreach_current_index(lc) < list_length(f->keys);
@@ -170,7 +170,7 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 		if (key && f->scd_type == 2)
 			appendStringInfo(&sql, "t.%s", q);
 		else
-			appendStringInfo(&sql, "NULL::%s", format_type_be_qualified(target_type(f, lfirst(lc))));
+			appendStringInfo(&sql, "NULL::%s", format_type_be_qualified(acdc_target_type(f, lfirst(lc))));
 		if (foreach_current_index(lc) == list_length(f->keys) - 1)
 			appendStringInfo(&sql, ", %s, %s", v, f->scd_type == 2 ? "'d'::pg_catalog.text" : "'t'::pg_catalog.text");
 		if (lnext(all, lc))
@@ -179,14 +179,14 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 	if (f->scd_type == 2)
 	{
 		appendStringInfo(&sql, " FROM %s t WHERE t.__end_at IS NULL AND NOT EXISTS (SELECT 1 FROM %s s WHERE ",
-						 rel_qualified_name(f->target), rel_qualified_name(snap));
+						 acdc_rel_qualified_name(f->target), acdc_rel_qualified_name(snap));
 		foreach(lc, f->keys)
 		{
 			if (foreach_current_index(lc) > 0)
 				appendStringInfoString(&sql, " AND ");
-			append_seq_cmp(&sql, snap_value(snap, f, lfirst(lc)),
+			acdc_append_seq_cmp(&sql, snap_value(snap, f, lfirst(lc)),
 						   "=", psprintf("t.%s", quote_identifier(lfirst(lc))),
-						   target_type(f, lfirst(lc)));
+						   acdc_target_type(f, lfirst(lc)));
 		}
 		appendStringInfoChar(&sql, ')');
 	}
@@ -210,10 +210,10 @@ apply_one(FlowDef *f, Oid snap, const char *version, FlowCounts *total)
 	p.events_sql = snapshot_events(f, snap, version);
 	p.truncate_seq = f->truncate_seq;
 	if (f->scd_type == 2)
-		scd2_apply(f, &p, &counts);
+		acdc_scd2_apply(f, &p, &counts);
 	else
 	{
-		new_t = scd1_apply(f, &p, &counts);
+		new_t = acdc_scd1_apply(f, &p, &counts);
 		f->truncate_seq = new_t;
 		counts.read -= 1;		/* the truncate row is not a source row */
 	}
@@ -233,7 +233,7 @@ source_function_name(FlowDef *f)
 	bool		isnull;
 	Oid			fn;
 
-	spi_exec("SELECT pg_catalog.to_regprocedure($1)::pg_catalog.oid", 1, argtypes, values, NULL, false);
+	acdc_spi_exec("SELECT pg_catalog.to_regprocedure($1)::pg_catalog.oid", 1, argtypes, values, NULL, false);
 	fn = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	if (isnull)
 		ereport(ERROR,
@@ -250,10 +250,10 @@ source_function_name(FlowDef *f)
  * owner.  Returns the last version applied (the checkpoint's when none was).
  */
 char *
-snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
+acdc_snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 {
 	char	   *latest = refresh ? NULL : f->ckpt_version;
-	char	   *seqtype = type_qualified_name(f->seq_type);
+	char	   *seqtype = acdc_type_qualified_name(f->seq_type);
 	char	   *fname;
 	StringInfoData newer;
 
@@ -284,7 +284,7 @@ snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 		appendStringInfo(&newer, "$1::%s", seqtype);
 		if (type_is_collatable(f->seq_type))
 			acdc_append_collate(&newer, acdc_state_seq_collation(f->state, f->scd_type));
-		spi_exec(psprintf("SELECT s.snapshot, s.version, "
+		acdc_spi_exec(psprintf("SELECT s.snapshot, s.version, "
 						  "$1::%s IS NULL OR s.version OPERATOR(pg_catalog.>) %s "
 						  "FROM %s($1::%s) AS s(snapshot, version)",
 						  seqtype, newer.data, fname, seqtype),
@@ -305,13 +305,13 @@ snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 					 errmsg("source function of flow \"%s\" returned more than one snapshot", f->name),
 					 errdetail("It returns the next snapshot only, or no row when there is none.")));
 		snap = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		version = spi_value_canonical(0, 2);
+		version = acdc_spi_value_canonical(0, 2);
 		if (isnull || version == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("source function of flow \"%s\" returned a NULL %s", f->name,
 							isnull ? "snapshot" : "version")));
-		if (!spi_bool(0, 3))
+		if (!acdc_spi_bool(0, 3))
 		{
 			ereport(NOTICE,
 					(errmsg("flow \"%s\": snapshot version %s is not newer than %s, skipped",

@@ -8,6 +8,6 @@
 
 #include "flow.h"
 
-extern char *snapshot_apply(FlowDef *flow, bool refresh, FlowCounts *counts);
+extern char *acdc_snapshot_apply(FlowDef *flow, bool refresh, FlowCounts *counts);
 
 #endif							/* AUTOCDC_SNAPSHOT_H */

@@ -23,7 +23,7 @@
 #include "utils/lsyscache.h"
 
 void
-read_params_arrays(ReadParams *p, Oid *types, Datum *values, char *nulls)
+acdc_read_params_arrays(ReadParams *p, Oid *types, Datum *values, char *nulls)
 {
 	char	   *vals[READ_NPARAMS] = {p->snapshot, p->prev_snapshot,
 		p->prev_own_xid, p->prev_own_cid, p->own_xid, p->truncate_seq};
@@ -69,7 +69,7 @@ append_event_column(StringInfo sql, FlowDef *flow, const char *col)
  * (truncate), 'd' (delete) or 'u' (upsert); a NULL condition is false.
  */
 void
-read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
+acdc_read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 {
 	ListCell   *lc;
 
@@ -105,12 +105,12 @@ read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 		sql->len -= 2;			/* drop the trailing ", " */
 		sql->data[sql->len] = '\0';
 	}
-	read_append_from(sql, flow, p);
+	acdc_read_append_from(sql, flow, p);
 }
 
 /* A table source read incrementally must still have its stamp column. */
 void
-read_require_xid_column(FlowDef *flow)
+acdc_read_require_xid_column(FlowDef *flow)
 {
 	if (get_attnum(flow->source, AUTOCDC_XID_COLUMN) == InvalidAttrNumber)
 		ereport(ERROR,
@@ -119,7 +119,7 @@ read_require_xid_column(FlowDef *flow)
 						get_rel_name(flow->source), flow->name, AUTOCDC_XID_COLUMN),
 				 errdetail("autocdc reads a table source by the transaction recorded in that column."),
 				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(), then run the pipeline with full_refresh => true.",
-						 rel_qualified_name(flow->source), AUTOCDC_XID_COLUMN)));
+						 acdc_rel_qualified_name(flow->source), AUTOCDC_XID_COLUMN)));
 }
 
 /*
@@ -127,16 +127,16 @@ read_require_xid_column(FlowDef *flow)
  * (doc/design.md §4.2; see the header comment).
  */
 void
-read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
+acdc_read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
 {
 	const char *x = SRC_ALIAS "." AUTOCDC_XID_COLUMN;
 
-	appendStringInfo(sql, " FROM %s AS %s", rel_qualified_name(flow->source),
+	appendStringInfo(sql, " FROM %s AS %s", acdc_rel_qualified_name(flow->source),
 					 SRC_ALIAS);
 
 	if (!flow->incremental)
 		return;					/* views and foreign tables: read whole */
-	read_require_xid_column(flow);
+	acdc_read_require_xid_column(flow);
 	if (p->whole || p->prev_snapshot == NULL)
 		appendStringInfo(sql,
 						 " WHERE (pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
@@ -158,7 +158,7 @@ read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
  * going to dest as they come (nothing is materialized).
  */
 void
-read_execute(const char *sql, ReadParams *p, DestReceiver *dest)
+acdc_read_execute(const char *sql, ReadParams *p, DestReceiver *dest)
 {
 	SPIPlanPtr	plan;
 	SPIExecuteOptions opts;
@@ -168,7 +168,7 @@ read_execute(const char *sql, ReadParams *p, DestReceiver *dest)
 	ParamListInfo params;
 	int			rc;
 
-	read_params_arrays(p, types, values, nulls);
+	acdc_read_params_arrays(p, types, values, nulls);
 	params = makeParamList(READ_NPARAMS);
 	for (int i = 0; i < READ_NPARAMS; i++)
 	{

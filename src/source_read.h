@@ -28,17 +28,17 @@ typedef struct ReadParams
 	const char *events_sql;		/* events from elsewhere (a snapshot) */
 } ReadParams;
 
-extern void read_params_arrays(ReadParams *p, Oid *types, Datum *values,
+extern void acdc_read_params_arrays(ReadParams *p, Oid *types, Datum *values,
 							   char *nulls);
-extern void read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p);
-extern void read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p);
-extern void read_require_xid_column(FlowDef *flow);
-extern void read_execute(const char *sql, ReadParams *params, DestReceiver *dest);
+extern void acdc_read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p);
+extern void acdc_read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p);
+extern void acdc_read_require_xid_column(FlowDef *flow);
+extern void acdc_read_execute(const char *sql, ReadParams *params, DestReceiver *dest);
 
 /* The stamps of a table source (stamp.c). */
-extern void stamp_note_run_reads(Oid source);
-extern void stamp_check_trigger(FlowDef *flow, bool refuse_missing);
-extern void stamp_unstamped_rows(FlowDef *flow, bool whole);
+extern void acdc_stamp_note_run_reads(Oid source);
+extern void acdc_stamp_check_trigger(FlowDef *flow, bool refuse_missing);
+extern void acdc_stamp_unstamped_rows(FlowDef *flow, bool whole);
 
 #define SRC_ALIAS "__autocdc_src"
 

@@ -57,7 +57,7 @@ stamp_xact_callback(XactEvent event, void *arg)
 
 /* Called by a run (or start_from => 'now') as it reads a table source. */
 void
-stamp_note_run_reads(Oid source)
+acdc_stamp_note_run_reads(Oid source)
 {
 	MemoryContext old;
 
@@ -128,7 +128,7 @@ read_here(Relation rel)
 		rels = list_concat(rels, get_partition_ancestors(RelationGetRelid(rel)));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	result = catalog_sources_read(rels);
+	result = acdc_catalog_sources_read(rels);
 	SPI_finish();
 	return result;
 }
@@ -211,7 +211,7 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
  * done, which reads nothing: only its trigger's state is put right).
  */
 void
-stamp_check_trigger(FlowDef *f, bool refuse_missing)
+acdc_stamp_check_trigger(FlowDef *f, bool refuse_missing)
 {
 	Oid			argtypes[2] = {OIDOID, TEXTOID};
 	Datum		values[2] = {ObjectIdGetDatum(f->source),
@@ -221,7 +221,7 @@ stamp_check_trigger(FlowDef *f, bool refuse_missing)
 	ListCell   *lc,
 			   *ls;
 
-	spi_exec("SELECT r.relid::pg_catalog.oid, t.tgenabled::pg_catalog.text "
+	acdc_spi_exec("SELECT r.relid::pg_catalog.oid, t.tgenabled::pg_catalog.text "
 			 "  FROM (SELECT $1 AS relid, 0 AS level UNION "
 			 "        SELECT p.relid::pg_catalog.oid, p.level "
 			 "          FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p) r "
@@ -234,7 +234,7 @@ stamp_check_trigger(FlowDef *f, bool refuse_missing)
 			 2, argtypes, values, NULL, false);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		char	   *state = spi_value(i, 2);
+		char	   *state = acdc_spi_value(i, 2);
 		bool		isnull;
 		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 														   SPI_tuptable->tupdesc, 1, &isnull));
@@ -248,8 +248,8 @@ stamp_check_trigger(FlowDef *f, bool refuse_missing)
 							get_rel_name(relid), f->name, AUTOCDC_STAMP_TRIGGER),
 					 errdetail("The trigger stamps each row inserted into a table source with its transaction, by which runs read it."),
 					 errhint("Its owner can create it again: CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION autocdc._stamp_xid(); ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;",
-							 AUTOCDC_STAMP_TRIGGER, rel_qualified_name(relid),
-							 rel_qualified_name(relid), AUTOCDC_STAMP_TRIGGER)));
+							 AUTOCDC_STAMP_TRIGGER, acdc_rel_qualified_name(relid),
+							 acdc_rel_qualified_name(relid), AUTOCDC_STAMP_TRIGGER)));
 		fix = lappend_oid(fix, relid);
 		states = lappend(states, state);
 	}
@@ -259,8 +259,8 @@ stamp_check_trigger(FlowDef *f, bool refuse_missing)
 		UserSwitch	sw;
 
 		autocdc_become_owner_of(&sw, relid);
-		spi_exec(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
-						  rel_qualified_name(relid), AUTOCDC_STAMP_TRIGGER),
+		acdc_spi_exec(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+						  acdc_rel_qualified_name(relid), AUTOCDC_STAMP_TRIGGER),
 				 0, NULL, NULL, NULL, false);
 		autocdc_unbecome(&sw);
 		ereport(NOTICE,
@@ -284,10 +284,10 @@ stamp_check_trigger(FlowDef *f, bool refuse_missing)
  * UPDATE triggers fire.
  */
 void
-stamp_unstamped_rows(FlowDef *f, bool whole)
+acdc_stamp_unstamped_rows(FlowDef *f, bool whole)
 {
 	char	   *where;
-	char	   *qname = rel_qualified_name(f->source);
+	char	   *qname = acdc_rel_qualified_name(f->source);
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1];
 	char		next[32];
@@ -303,9 +303,9 @@ stamp_unstamped_rows(FlowDef *f, bool whole)
 		where = psprintf(" WHERE %s IS NULL", AUTOCDC_XID_COLUMN);
 
 	autocdc_become_owner_of(&sw, f->source);
-	spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
+	acdc_spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
 			 1, argtypes, values, NULL, false);
-	if (spi_bool(0, 1))
+	if (acdc_spi_bool(0, 1))
 	{
 		MemoryContext cxt = CurrentMemoryContext;
 
@@ -316,7 +316,7 @@ stamp_unstamped_rows(FlowDef *f, bool whole)
 		 */
 		PG_TRY();
 		{
-			spi_exec(psprintf("UPDATE %s s SET %s = pg_catalog.pg_current_xact_id() "
+			acdc_spi_exec(psprintf("UPDATE %s s SET %s = pg_catalog.pg_current_xact_id() "
 							  "FROM (SELECT tableoid AS r, ctid AS t FROM %s%s FOR UPDATE SKIP LOCKED) n "
 							  "WHERE s.tableoid OPERATOR(pg_catalog.=) n.r "
 							  "AND s.ctid OPERATOR(pg_catalog.=) n.t",
@@ -361,16 +361,16 @@ autocdc_stamp_rows_before(PG_FUNCTION_ARGS)
 
 	if (get_attnum(source, AUTOCDC_XID_COLUMN) == InvalidAttrNumber)
 		PG_RETURN_INT64(0);
-	qname = rel_qualified_name(source);
+	qname = acdc_rel_qualified_name(source);
 	where = psprintf(" WHERE %s IS NULL", AUTOCDC_XID_COLUMN);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	autocdc_become_owner_of(&sw, source);
-	spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
+	acdc_spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
 			 0, NULL, NULL, NULL, false);
-	if (spi_bool(0, 1))
+	if (acdc_spi_bool(0, 1))
 	{
-		spi_exec(psprintf("UPDATE %s SET %s = %s%s", qname, AUTOCDC_XID_COLUMN,
+		acdc_spi_exec(psprintf("UPDATE %s SET %s = %s%s", qname, AUTOCDC_XID_COLUMN,
 						  quote_literal_cstr(AUTOCDC_XID_BEFORE), where),
 				 0, NULL, NULL, NULL, false);
 		stamped = SPI_processed;

@@ -3,7 +3,7 @@
  *	  What uninstalling touches outside schema autocdc.
  *
  * autocdc.unprepare_source() takes back what the first flow from a table
- * added to it (define_prepare_source): the stamp trigger, the column
+ * added to it (acdc_define_prepare_source): the stamp trigger, the column
  * __autocdc_xid, and with the column its default and its index.  DROP
  * EXTENSION autocdc CASCADE takes only the trigger (it goes with the
  * extension's function); the rest is the user's to remove, explicitly.
@@ -60,7 +60,7 @@ refuse_while_read(Oid relid)
 	ListCell   *lc,
 			   *lo;
 
-	catalog_flows_over_sources(find_all_inheritors(relid, NoLock, NULL),
+	acdc_catalog_flows_over_sources(find_all_inheritors(relid, NoLock, NULL),
 							   &flows, &owners);
 	if (flows == NIL)
 		return;
@@ -118,7 +118,7 @@ autocdc_unprepare_source(PG_FUNCTION_ARGS)
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	/* no flow may start reading it, nor a run read it, while it changes */
 	LockRelationOid(relid, AccessExclusiveLock);
-	qname = rel_qualified_name(relid);
+	qname = acdc_rel_qualified_name(relid);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -155,7 +155,7 @@ autocdc_unprepare_source(PG_FUNCTION_ARGS)
 	if (has_column)
 		appendStringInfo(&sql, "ALTER TABLE %s DROP COLUMN %s", qname, AUTOCDC_XID_COLUMN);
 	autocdc_become_owner_of(&sw, relid);
-	spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -202,7 +202,7 @@ autocdc_on_drop_extension(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	spi_exec("WITH u AS (SELECT n.nspname, c.relname, a.attname, t.typname "
+	acdc_spi_exec("WITH u AS (SELECT n.nspname, c.relname, a.attname, t.typname "
 			 "  FROM pg_catalog.pg_attribute a "
 			 "  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.attrelid "
 			 "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
@@ -216,8 +216,8 @@ autocdc_on_drop_extension(PG_FUNCTION_ARGS)
 			 "       (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('ALTER TYPE autocdc.%I SET SCHEMA %I;', "
 			 "                                     typname, nspname), ' ') FROM u)",
 			 0, NULL, NULL, NULL, true);
-	cols = spi_value(0, 1);
-	moves = spi_value(0, 2);
+	cols = acdc_spi_value(0, 1);
+	moves = acdc_spi_value(0, 2);
 	if (cols == NULL)
 	{
 		SPI_finish();

@@ -168,7 +168,7 @@ autocdc_current_settings(void)
 	for (int i = 0; i < lengthof(pinned_settings); i++)
 		items = lappend(items, psprintf("%s=%s", pinned_settings[i],
 										GetConfigOptionByName(pinned_settings[i], NULL, false)));
-	return list_to_text_array(items);
+	return acdc_list_to_text_array(items);
 }
 
 /*
@@ -184,7 +184,7 @@ autocdc_apply_settings(ArrayType *settings)
 
 	if (settings == NULL)
 		return;
-	foreach(lc, text_array_to_list(PointerGetDatum(settings)))
+	foreach(lc, acdc_text_array_to_list(PointerGetDatum(settings)))
 	{
 		char	   *name;
 		char	   *value;
@@ -205,7 +205,7 @@ autocdc_apply_settings(ArrayType *settings)
  * flow's pinned settings are.
  */
 char *
-spi_value_canonical(int row, int col)
+acdc_spi_value_canonical(int row, int col)
 {
 	int			nest = NewGUCNestLevel();
 	char	   *v;
@@ -214,7 +214,7 @@ spi_value_canonical(int row, int col)
 	set_option_saved("intervalstyle", "postgres");
 	set_option_saved("extra_float_digits", "3");
 	set_option_saved("bytea_output", "hex");
-	v = spi_value(row, col);
+	v = acdc_spi_value(row, col);
 	AtEOXact_GUC(true, nest);
 	return v;
 }
@@ -224,7 +224,7 @@ spi_value_canonical(int row, int col)
  * boolean is "true", as in SQL), else its output.
  */
 char *
-value_text(Datum value, bool isnull, Oid typid)
+acdc_value_text(Datum value, bool isnull, Oid typid)
 {
 	Oid			func;
 	Oid			out;
@@ -239,9 +239,9 @@ value_text(Datum value, bool isnull, Oid typid)
 	return OidOutputFunctionCall(out, value);
 }
 
-/* The value's output under the settings spi_value_canonical pins. */
+/* The value's output under the settings acdc_spi_value_canonical pins. */
 char *
-value_canonical(Datum value, Oid typid)
+acdc_value_canonical(Datum value, Oid typid)
 {
 	int			nest = NewGUCNestLevel();
 	Oid			out;
@@ -340,7 +340,7 @@ autocdc_unbecome(UserSwitch *sw)
 
 /* Runs one statement; SPI failures other than SQL errors are internal. */
 int
-spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+acdc_spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 		 const char *nulls, bool read_only)
 {
 	int			rc;
@@ -368,7 +368,7 @@ spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
  * for the lookup.  Returns the rows processed.
  */
 uint64
-spi_exec_by_tid(const char *sql)
+acdc_spi_exec_by_tid(const char *sql)
 {
 	int			nest = NewGUCNestLevel();
 
@@ -377,7 +377,7 @@ spi_exec_by_tid(const char *sql)
 	set_option_saved("enable_seqscan", "off");
 	set_option_saved("enable_indexscan", "off");
 	set_option_saved("enable_bitmapscan", "off");
-	spi_exec(sql, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
 	AtEOXact_GUC(true, nest);
 	return SPI_processed;
 }
@@ -388,36 +388,36 @@ spi_exec_by_tid(const char *sql)
  * holding every delete of an event store, read whole for each probe.
  */
 void
-spi_exec_by_key(const char *sql)
+acdc_spi_exec_by_key(const char *sql)
 {
 	int			nest = NewGUCNestLevel();
 
 	set_option_saved("enable_bitmapscan", "off");
-	spi_exec(sql, 0, NULL, NULL, NULL, false);
+	acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
 	AtEOXact_GUC(true, nest);
 }
 
 /* Runs a statement on autocdc's own catalog as the extension owner. */
 void
-catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
+acdc_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 			 const char *nulls)
 {
 	UserSwitch	sw;
 	Oid			owner = autocdc_extension_owner();
 
 	autocdc_become(&sw, owner, false);
-	spi_exec(sql, nargs, argtypes, values, nulls, false);
+	acdc_spi_exec(sql, nargs, argtypes, values, nulls, false);
 	autocdc_unbecome(&sw);
 }
 
 char *
-spi_value(int row, int col)
+acdc_spi_value(int row, int col)
 {
 	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
 }
 
 bool
-spi_bool(int row, int col)
+acdc_spi_bool(int row, int col)
 {
 	bool		isnull;
 	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
@@ -427,7 +427,7 @@ spi_bool(int row, int col)
 }
 
 int64
-spi_int64(int row, int col)
+acdc_spi_int64(int row, int col)
 {
 	bool		isnull;
 	Datum		d = SPI_getbinval(SPI_tuptable->vals[row],
@@ -437,7 +437,7 @@ spi_int64(int row, int col)
 }
 
 List *
-text_array_to_list(Datum array)
+acdc_text_array_to_list(Datum array)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(array);
 	Datum	   *elems;
@@ -463,7 +463,7 @@ text_array_to_list(Datum array)
 }
 
 Datum
-list_to_text_array(List *names)
+acdc_list_to_text_array(List *names)
 {
 	int			n = list_length(names);
 	Datum	   *elems = palloc(sizeof(Datum) * (n > 0 ? n : 1));
@@ -477,7 +477,7 @@ list_to_text_array(List *names)
 }
 
 char *
-rel_qualified_name(Oid relid)
+acdc_rel_qualified_name(Oid relid)
 {
 	char	   *relname = get_rel_name(relid);
 
@@ -490,14 +490,14 @@ rel_qualified_name(Oid relid)
 }
 
 char *
-type_qualified_name(Oid typid)
+acdc_type_qualified_name(Oid typid)
 {
 	return format_type_be_qualified(typid);
 }
 
 /* Appends "prefix.a, prefix.b" (or "a, b"), each name quoted. */
 void
-append_column_list(StringInfo buf, List *names, const char *prefix)
+acdc_append_column_list(StringInfo buf, List *names, const char *prefix)
 {
 	ListCell   *lc;
 	bool		first = true;
@@ -515,7 +515,7 @@ append_column_list(StringInfo buf, List *names, const char *prefix)
 
 /* The position of name in names, or -1. */
 int
-list_index_of_string(List *names, const char *name)
+acdc_list_index_of_string(List *names, const char *name)
 {
 	ListCell   *lc;
 
@@ -526,7 +526,7 @@ list_index_of_string(List *names, const char *name)
 }
 
 bool
-list_has_string(List *names, const char *name)
+acdc_list_has_string(List *names, const char *name)
 {
 	ListCell   *lc;
 
@@ -557,7 +557,7 @@ append_operator(StringInfo buf, Oid opoid)
  * (json, point, ...) are compared by their text form.
  */
 void
-append_nullsafe_eq(StringInfo buf, const char *a, const char *b, Oid typid)
+acdc_append_nullsafe_eq(StringInfo buf, const char *a, const char *b, Oid typid)
 {
 	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
 
@@ -574,7 +574,7 @@ append_nullsafe_eq(StringInfo buf, const char *a, const char *b, Oid typid)
 
 /* "(a op b)" for op in < > <= >= =, using the type's btree operators. */
 void
-append_seq_cmp(StringInfo buf, const char *a, const char *op, const char *b,
+acdc_append_seq_cmp(StringInfo buf, const char *a, const char *op, const char *b,
 			   Oid typid)
 {
 	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_LT_OPR |
@@ -610,7 +610,7 @@ append_seq_cmp(StringInfo buf, const char *a, const char *op, const char *b,
  * expression.
  */
 List *
-partition_key_columns(Oid relid, bool *expr)
+acdc_partition_key_columns(Oid relid, bool *expr)
 {
 	List	   *cols = NIL;
 	ListCell   *lc;
@@ -635,7 +635,7 @@ partition_key_columns(Oid relid, bool *expr)
 			{
 				char	   *col = get_attname(RelationGetRelid(rel), key->partattrs[i], false);
 
-				if (!list_has_string(cols, col))
+				if (!acdc_list_has_string(cols, col))
 					cols = lappend(cols, col);
 			}
 		}
@@ -646,7 +646,7 @@ partition_key_columns(Oid relid, bool *expr)
 
 /* The value columns of an SCD 2 event store: all but the keys and autocdc's own. */
 List *
-event_store_value_columns(Oid events, List *keys)
+acdc_event_store_value_columns(Oid events, List *keys)
 {
 	Relation	rel = relation_open(events, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -657,7 +657,7 @@ event_store_value_columns(Oid events, List *keys)
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		char	   *name = NameStr(att->attname);
 
-		if (att->attisdropped || list_has_string(keys, name) ||
+		if (att->attisdropped || acdc_list_has_string(keys, name) ||
 			strncmp(name, AUTOCDC_RESERVED_PREFIX, strlen(AUTOCDC_RESERVED_PREFIX)) == 0)
 			continue;
 		result = lappend(result, pstrdup(name));

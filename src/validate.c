@@ -12,14 +12,14 @@
 #include "utils/lsyscache.h"
 
 Oid
-target_type(FlowDef *f, const char *col)
+acdc_target_type(FlowDef *f, const char *col)
 {
 	return get_atttype(f->target, get_attnum(f->target, col));
 }
 
 /* "a.k1 = b.k1 AND ...", with each key type's own equality operator. */
 void
-append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
+acdc_append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
 {
 	ListCell   *lc;
 	bool		first = true;
@@ -30,39 +30,39 @@ append_keys_match(StringInfo sql, FlowDef *f, const char *a, const char *b)
 
 		if (!first)
 			appendStringInfoString(sql, " AND ");
-		append_seq_cmp(sql, psprintf("%s.%s", a, k), "=",
-					   psprintf("%s.%s", b, k), target_type(f, lfirst(lc)));
+		acdc_append_seq_cmp(sql, psprintf("%s.%s", a, k), "=",
+					   psprintf("%s.%s", b, k), acdc_target_type(f, lfirst(lc)));
 		first = false;
 	}
 }
 
 /* "a <op> b" on two values of the flow's sequence type. */
 void
-append_flow_seq_cmp(StringInfo sql, FlowDef *f, const char *a, const char *op,
+acdc_append_flow_seq_cmp(StringInfo sql, FlowDef *f, const char *a, const char *op,
 					const char *b)
 {
-	append_seq_cmp(sql, a, op, b, f->seq_type);
+	acdc_append_seq_cmp(sql, a, op, b, f->seq_type);
 }
 
 /* "a.k1, a.k2" */
 char *
-validate_prefixed_keys(FlowDef *f, const char *a)
+acdc_validate_prefixed_keys(FlowDef *f, const char *a)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	append_column_list(&buf, f->keys, a);
+	acdc_append_column_list(&buf, f->keys, a);
 	return buf.data;
 }
 
 /* The error for a bad event: problem, its key as text ("a, b") and sequence. */
 void
-validate_raise(FlowDef *f, const char *problem, const char *key, const char *seq)
+acdc_validate_raise(FlowDef *f, const char *problem, const char *key, const char *seq)
 {
 	StringInfoData keys;
 
 	initStringInfo(&keys);
-	append_column_list(&keys, f->keys, NULL);
+	acdc_append_column_list(&keys, f->keys, NULL);
 	if (strcmp(problem, "null_sequence") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),

@@ -10,12 +10,12 @@
 #include "flow.h"
 #include "source_read.h"
 
-extern Oid	target_type(FlowDef *f, const char *col);
-extern void append_keys_match(StringInfo sql, FlowDef *f, const char *a,
+extern Oid	acdc_target_type(FlowDef *f, const char *col);
+extern void acdc_append_keys_match(StringInfo sql, FlowDef *f, const char *a,
 							  const char *b);
-extern void append_flow_seq_cmp(StringInfo sql, FlowDef *f, const char *a,
+extern void acdc_append_flow_seq_cmp(StringInfo sql, FlowDef *f, const char *a,
 								const char *op, const char *b);
-extern char *validate_prefixed_keys(FlowDef *f, const char *a);
+extern char *acdc_validate_prefixed_keys(FlowDef *f, const char *a);
 /*
  * The error for a bad event (the same from every fold): problem is
  * "null_sequence", "null_key", "conflict" (two events of the batch),
@@ -23,7 +23,7 @@ extern char *validate_prefixed_keys(FlowDef *f, const char *a);
  * "conflict_target" (against the row an earlier run's upsert made); key is
  * the key's values as text ("1, a"), seq the sequence's.
  */
-extern void validate_raise(FlowDef *f, const char *problem, const char *key,
+extern void acdc_validate_raise(FlowDef *f, const char *problem, const char *key,
 						   const char *seq) pg_attribute_noreturn();
 
 #endif							/* AUTOCDC_VALIDATE_H */

@@ -371,7 +371,7 @@ stopped_reason(RunSlot *slot)
 	if (autocdc_max_run_time_s > 0 &&
 		TimestampDifferenceExceeds(slot->started_at, GetCurrentTimestamp(),
 								   autocdc_max_run_time_s * 1000))
-		return run_time_exceeded_reason();
+		return acdc_run_time_exceeded_reason();
 	return "the run worker exited without recording an outcome: "
 		"it was terminated (pg_terminate_backend) or stopped by a fatal error (see the server log)";
 }
@@ -393,7 +393,7 @@ lease_step(void *arg)
 {
 	PipelineStep *s = arg;
 
-	s->leased = pipeline_lease(s->id);
+	s->leased = acdc_pipeline_lease(s->id);
 }
 
 static void
@@ -401,7 +401,7 @@ interrupted_step(void *arg)
 {
 	PipelineStep *s = arg;
 
-	(void) record_interrupted_run(s->id, s->reason, true);
+	(void) acdc_record_interrupted_run(s->id, s->reason, true);
 }
 
 static bool
@@ -461,11 +461,11 @@ mark_interrupted_runs(List *runs)
 {
 	ListCell   *lc;
 
-	foreach(lc, catalog_running_pipelines())
+	foreach(lc, acdc_catalog_running_pipelines())
 	{
 		int64		id = *(int64 *) lfirst(lc);
 
-		if (!pipeline_active(runs, id) && pipeline_lock_free(id))
+		if (!pipeline_active(runs, id) && acdc_pipeline_lock_free(id))
 			record_interrupted(id, "the run stopped without an outcome: the server restarted or shut down during it, "
 							   "or its run worker exited while no scheduler watched it");
 	}
@@ -478,7 +478,7 @@ load_due(MemoryContext cxt)
 	List	   *due = NIL;
 	ListCell   *lc;
 
-	foreach(lc, catalog_due_pipelines(autocdc_max_workers))
+	foreach(lc, acdc_catalog_due_pipelines(autocdc_max_workers))
 	{
 		CatalogPipeline *p = lfirst(lc);
 		DuePipeline *d = MemoryContextAllocZero(cxt, sizeof(DuePipeline));
@@ -550,7 +550,7 @@ start_run(List **runs, DuePipeline *d, MemoryContext keep)
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("autocdc could not start a run: out of background worker slots"),
 				 errhint("You might need to increase max_worker_processes, or lower autocdc.max_workers.")));
-		pipeline_record_outcome(d->id, "failed",
+		acdc_pipeline_record_outcome(d->id, "failed",
 								"the run worker could not start: out of background worker slots",
 								0, true);
 	}
@@ -579,7 +579,7 @@ next_due_ms(long sleep_ms)
 {
 	int64		due_ms;
 
-	if (catalog_next_due_ms(&due_ms))
+	if (acdc_catalog_next_due_ms(&due_ms))
 		sleep_ms = Min(sleep_ms, Max(due_ms, 10));
 	return sleep_ms;
 }
@@ -588,7 +588,7 @@ next_due_ms(long sleep_ms)
 static void
 manual_runs_step(void *arg)
 {
-	manual_runs_record();
+	acdc_manual_runs_record();
 }
 
 static void
@@ -627,7 +627,7 @@ scheduler_pass(List **runs, MemoryContext keep, MemoryContext pass)
 		record_manual_runs();
 		start_due_runs(runs, load_due(pass), keep);
 		sleep_ms = next_due_ms(sleep_ms);
-		catalog_prune_event_log();
+		acdc_catalog_prune_event_log();
 	}
 	else
 		reap_runs(runs, false);
@@ -653,7 +653,7 @@ autocdc_scheduler_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	pgstat_report_appname("autocdc scheduler");
-	worker_force_settings();
+	acdc_worker_force_settings();
 	keep = AllocSetContextCreate(TopMemoryContext, "autocdc scheduler",
 								 ALLOCSET_DEFAULT_SIZES);
 	pass = AllocSetContextCreate(TopMemoryContext, "autocdc scheduler pass",

@@ -27,14 +27,14 @@ extern PGDLLEXPORT void autocdc_run_worker_main(Datum arg);
 
 /* The run a run worker runs (worker_run.c): 0 in every other backend. */
 extern int64 autocdc_scheduled_run_id;
-extern char *run_time_exceeded_reason(void);
-extern void worker_force_settings(void);
+extern char *acdc_run_time_exceeded_reason(void);
+extern void acdc_worker_force_settings(void);
 
 /* Cancelled manual runs, kept in shared memory when preloaded (manual_runs.c). */
-extern void manual_runs_init(void);
-extern void manual_run_begin(int64 run_id, List *pipeline_ids);
-extern void manual_run_interrupted(const char *reason);
-extern void manual_run_end(void);
-extern void manual_runs_record(void);
+extern void acdc_manual_runs_init(void);
+extern void acdc_manual_run_begin(int64 run_id, List *pipeline_ids);
+extern void acdc_manual_run_interrupted(const char *reason);
+extern void acdc_manual_run_end(void);
+extern void acdc_manual_runs_record(void);
 
 #endif							/* AUTOCDC_WORKER_H */

@@ -62,7 +62,7 @@ static TimeoutId terminate_timeout;
 
 /* Why a run that went on past autocdc.max_run_time failed. */
 char *
-run_time_exceeded_reason(void)
+acdc_run_time_exceeded_reason(void)
 {
 	return psprintf("the run exceeded autocdc.max_run_time (%s)",
 					GetConfigOptionByName("autocdc.max_run_time", NULL, false));
@@ -74,7 +74,7 @@ run_time_exceeded_reason(void)
  * and that role's settings apply): it must be able to write its catalog.
  */
 void
-worker_force_settings(void)
+acdc_worker_force_settings(void)
 {
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
@@ -156,7 +156,7 @@ load_pipeline(int64 id, char **name, Oid *owner, MemoryContext cxt)
 {
 	char	   *found;
 
-	if (!catalog_pipeline_by_id(id, &found, owner))
+	if (!acdc_catalog_pipeline_by_id(id, &found, owner))
 		return false;
 	*name = MemoryContextStrdup(cxt, found);
 	return true;
@@ -214,7 +214,7 @@ run_pipeline(int64 id, const char *pipeline, Oid owner)
 	check_owner(pipeline, owner);
 	enable_run_timeouts();
 	autocdc_become(&sw, owner, true);
-	spi_exec("SELECT pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed'), "
+	acdc_spi_exec("SELECT pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed'), "
 			 "       COALESCE(pg_catalog.sum(r.rows_read), 0)::pg_catalog.int8, "
 			 "       pg_catalog.string_agg(r.flow, ', ') FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'failed') "
 			 "  FROM autocdc.run($1) r",
@@ -226,14 +226,14 @@ run_pipeline(int64 id, const char *pipeline, Oid owner)
 	if (run_time_exceeded)
 		ereport(ERROR,
 				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg_internal("%s", run_time_exceeded_reason())));
-	failed = spi_int64(0, 1);
-	read = spi_int64(0, 2);
-	errors = spi_value(0, 3);
+				 errmsg_internal("%s", acdc_run_time_exceeded_reason())));
+	failed = acdc_spi_int64(0, 1);
+	read = acdc_spi_int64(0, 2);
+	errors = acdc_spi_value(0, 3);
 	status = failed > 0 ? "failed" : "success";
 	error = failed > 0 ? psprintf("flows failed: %s (see autocdc.event_log)", errors) : NULL;
-	pipeline_record_outcome(id, status, error, read, false);
-	run_history_end(autocdc_scheduled_run_id, pipeline, status, error, read);
+	acdc_pipeline_record_outcome(id, status, error, read, false);
+	acdc_run_history_end(autocdc_scheduled_run_id, pipeline, status, error, read);
 }
 
 /*
@@ -255,7 +255,7 @@ record_error(int64 id, const char *pipeline, ErrorData *edata)
 {
 	bool		interrupted = run_interrupted(edata);
 	bool		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE && !interrupted;
-	char	   *reason = run_time_exceeded ? run_time_exceeded_reason() : edata->message;
+	char	   *reason = run_time_exceeded ? acdc_run_time_exceeded_reason() : edata->message;
 	const char *name = pipeline ? pipeline : psprintf("(id " INT64_FORMAT ")", id);
 	const char *status = interrupted ? "interrupted" : busy ? "busy" : "failed";
 
@@ -269,14 +269,14 @@ record_error(int64 id, const char *pipeline, ErrorData *edata)
 	if (interrupted)
 	{
 		/* its lease replaced already (a pipeline dropped, say): its own row still ends */
-		if (!record_interrupted_run(id, reason, false) && autocdc_scheduled_run_id != 0)
-			run_history_end(autocdc_scheduled_run_id, pipeline, status, reason, 0);
+		if (!acdc_record_interrupted_run(id, reason, false) && autocdc_scheduled_run_id != 0)
+			acdc_run_history_end(autocdc_scheduled_run_id, pipeline, status, reason, 0);
 	}
 	else
 	{
-		pipeline_record_outcome(id, status, reason, 0, false);
+		acdc_pipeline_record_outcome(id, status, reason, 0, false);
 		if (autocdc_scheduled_run_id != 0)
-			run_history_end(autocdc_scheduled_run_id, pipeline, status, reason, 0);
+			acdc_run_history_end(autocdc_scheduled_run_id, pipeline, status, reason, 0);
 	}
 	end_work();
 }
@@ -300,14 +300,14 @@ autocdc_run_worker_main(Datum arg)
 
 	PG_TRY();
 	{
-		worker_force_settings();
+		acdc_worker_force_settings();
 		register_run_timeouts();
 		timeouts_set = true;
 		begin_work("autocdc run: starting");
 		found = load_pipeline(args.pipeline_id, (char **) &pipeline, &owner, cxt);
 		/* committed at once: other sessions see the run going */
 		if (found)
-			autocdc_scheduled_run_id = run_history_begin(pipeline, owner);
+			autocdc_scheduled_run_id = acdc_run_history_begin(pipeline, owner);
 		end_work();
 		if (found)
 		{
