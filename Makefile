@@ -39,7 +39,7 @@ endif
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard src/*.h)
 
-PROPERTY_SEEDS ?= 1100
+PROPERTY_SEEDS ?= 2200
 
 .PHONY: deps demo test check-exports soak valgrind bench
 

@@ -114,8 +114,7 @@ extern char *acdc_define_aux_table_head(StringInfo sql, FlowSpec *spec,
 extern Oid	acdc_define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,
 									const char *what, Oid owner);
 
-/* define_scd2.c; a target's value columns at most (the fold's column masks) */
-#define SCD2_MAX_VALUES 64
+/* define_scd2.c */
 extern void acdc_scd2_resolve_tracking(FlowSpec *spec, List *track_list, List *track_except);
 extern void acdc_scd2_check_existing_target(FlowSpec *spec, Oid relid);
 extern void acdc_scd2_check_history_collations(FlowSpec *spec, Oid relid);

@@ -172,19 +172,6 @@ acdc_scd2_add_history_columns(FlowSpec *spec)
  * columns an upsert leaves to the previous version (partial-update NULLs,
  * columns its flow does not write).
  */
-/* The fold keeps a mask of an event's columns in 64 bits (scd2_fold.h). */
-static void
-check_value_count(FlowSpec *spec, int n)
-{
-	if (n > SCD2_MAX_VALUES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("SCD type 2 target \"%s\" would have %d value columns",
-						get_rel_name(spec->target), n),
-				 errdetail("An SCD type 2 target holds at most %d columns besides its keys.", SCD2_MAX_VALUES),
-				 errhint("Keep the history of fewer columns in this target: list them with column_list or except_column_list.")));
-}
-
 Oid
 acdc_scd2_create_event_store(FlowSpec *spec, Oid owner)
 {
@@ -193,7 +180,6 @@ acdc_scd2_create_event_store(FlowSpec *spec, Oid owner)
 	char	   *qname;
 	ListCell   *lc;
 
-	check_value_count(spec, list_length(spec->columns));
 	initStringInfo(&sql);
 	qname = acdc_define_aux_table_head(&sql, spec, "__autocdc_events", sname);
 	appendStringInfo(&sql, "__autocdc_seq %s NOT NULL, __autocdc_kind pg_catalog.text NOT NULL, ",
@@ -220,12 +206,6 @@ acdc_scd2_extend_event_store(FlowSpec *spec, Oid events)
 	ListCell   *lc;
 	char	   *qevents = acdc_rel_qualified_name(events);
 	UserSwitch	sw;
-	int			n = list_length(acdc_event_store_value_columns(events, spec->keys));
-
-	foreach(lc, spec->columns)
-		if (get_attnum(events, lfirst(lc)) == InvalidAttrNumber)
-			n++;
-	check_value_count(spec, n);
 	/* the store holds rows now: what ALTER and UPDATE set off runs as its owner */
 	autocdc_become_owner_of(&sw, events);
 	foreach(lc, spec->columns)

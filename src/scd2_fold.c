@@ -19,7 +19,6 @@
  * stored events and versions; a batch of any size goes chunk by chunk.
  *-------------------------------------------------------------------------
  */
-#include "define.h"
 #include "retention.h"
 #include "scd2_fold.h"
 #include "validate.h"
@@ -57,7 +56,7 @@ normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 		e->keys[i] = slot->tts_values[i];
 	e->vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
 	e->nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
-	e->inherit = 0;
+	e->inherit = NULL;
 	for (int j = 0; j < F->nvals; j++)
 	{
 		int			a = F->evatt[j];
@@ -71,8 +70,8 @@ normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 			e->vals[j] = slot->tts_values[a];
 			e->nulls[j] = slot->tts_isnull[a];
 		}
-		if (a < 0 || ((F->ignore_null & BIT(j)) && e->nulls[j]))
-			e->inherit |= BIT(j);
+		if (a < 0 || (bms_is_member(j, F->ignore_null) && e->nulls[j]))
+			e->inherit = bms_add_member(e->inherit, j);
 	}
 }
 
@@ -239,9 +238,9 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 		nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
 		for (int j = 0; j < F->nvals; j++)
 		{
-			bool		sets = e->kind == 'a' || !(e->inherit & BIT(j));
+			bool		sets = e->kind == 'a' || !bms_is_member(j, e->inherit);
 
-			if ((F->inheriting & BIT(j)) && !sets)
+			if (bms_is_member(j, F->inheriting) && !sets)
 			{
 				vals[j] = run[j];
 				nulls[j] = run_null[j];
@@ -251,7 +250,7 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 				vals[j] = e->vals[j];
 				nulls[j] = e->nulls[j];
 			}
-			if ((F->inheriting & BIT(j)) && sets)
+			if (bms_is_member(j, F->inheriting) && sets)
 			{
 				run[j] = e->vals[j];
 				run_null[j] = e->nulls[j];
@@ -259,7 +258,7 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 		}
 		starts = prev == NULL;
 		for (int j = 0; !starts && j < F->nvals; j++)
-			if ((F->tracked & BIT(j)) &&
+			if (bms_is_member(j, F->tracked) &&
 				!acdc_vals_equal(F, j, vals[j], nulls[j], prev[j], prev_null[j]))
 				starts = true;
 		if (starts)
@@ -314,11 +313,11 @@ fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
 		k = acdc_list_index_of_string(f->columns, name);
 		F->evatt[j] = k < 0 ? -1 : list_length(f->keys) + 2 + k;
 		if (acdc_list_has_string(f->ignore_null, name))
-			F->ignore_null |= BIT(j);
+			F->ignore_null = bms_add_member(F->ignore_null, j);
 		if (acdc_list_has_string(c->inheriting, name))
-			F->inheriting |= BIT(j);
+			F->inheriting = bms_add_member(F->inheriting, j);
 		if (acdc_list_has_string(c->tracked, name))
-			F->tracked |= BIT(j);
+			F->tracked = bms_add_member(F->tracked, j);
 		j++;
 	}
 	relation_close(rel, AccessShareLock);
@@ -339,13 +338,6 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 	MemoryContext oldcxt;
 	Size		bound = (Size) work_mem * 1024;
 
-	if (list_length(c->values) > SCD2_MAX_VALUES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("flow \"%s\": SCD type 2 target \"%s\" has %d value columns",
-						f->name, get_rel_name(f->target), list_length(c->values)),
-				 errdetail("An SCD type 2 target holds at most %d columns besides its keys.", SCD2_MAX_VALUES),
-				 errhint("Keep the history of fewer columns in this target, e.g. in a second target.")));
 	ev = acdc_events_read(f, p, events_sql, false);
 	memset(&F, 0, sizeof(F));
 	F.ev = ev;

@@ -13,10 +13,10 @@
 #include "scd2.h"
 
 #include "access/htup.h"
+#include "nodes/bitmapset.h"
 #include "executor/spi.h"
 #include "storage/itemptr.h"
 
-#define BIT(j) (UINT64CONST(1) << (j))
 
 /* An event of the fold, in the event store's shape. */
 typedef struct Ev
@@ -24,7 +24,7 @@ typedef struct Ev
 	uint32		key;			/* key number */
 	char		kind;			/* 'u', 'd', or 'a': the open version as an anchor */
 	bool		fresh;			/* read in this run and not stored */
-	uint64		inherit;		/* 'u': value columns left to inherit */
+	Bitmapset  *inherit;		/* 'u': value columns left to inherit */
 	Datum		seq;
 	Datum	   *keys;			/* the key as this event spells it */
 	Datum	   *vals;
@@ -69,9 +69,9 @@ typedef struct Fold2
 	int			nvals;
 	char	  **names;			/* value columns */
 	int		   *evatt;			/* per value column: attribute in the event row, or -1 */
-	uint64		ignore_null;	/* value columns in the flow's ignore_null */
-	uint64		inheriting;
-	uint64		tracked;
+	Bitmapset  *ignore_null;	/* value columns in the flow's ignore_null */
+	Bitmapset  *inheriting;
+	Bitmapset  *tracked;
 	FmgrInfo   *eq;
 	Oid		   *coll;
 	Form_pg_attribute *valatt;	/* the target's attributes */
@@ -100,7 +100,7 @@ extern void acdc_put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool 
 extern void acdc_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);
 
 /* scd2_stored.c */
-extern uint64 acdc_inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same);
+extern Bitmapset *acdc_inherit_mask(Fold2 *F, Datum arr, bool isnull, Bitmapset *ours, bool *same);
 extern void acdc_read_keys(Fold2 *F);
 extern void acdc_check_stored(Fold2 *F);
 extern uint64 acdc_read_modes(Fold2 *F);

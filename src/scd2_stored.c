@@ -24,23 +24,23 @@
 #include "utils/typcache.h"
 
 /* Stored inherit array: its mask, and whether it spells the same as ours. */
-uint64
-acdc_inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same)
+Bitmapset *
+acdc_inherit_mask(Fold2 *F, Datum arr, bool isnull, Bitmapset *ours, bool *same)
 {
 	Datum	   *elems;
 	bool	   *enulls;
 	int			n;
-	uint64		mask = 0;
+	Bitmapset  *mask = NULL;
 	int			k = 0;
 
 	if (isnull)
 	{
-		*same = (ours == 0);
-		return 0;
+		*same = bms_is_empty(ours);
+		return NULL;
 	}
 	deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &enulls, &n);
-	*same = (ours != 0);
+	*same = !bms_is_empty(ours);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *name = enulls[i] ? NULL : TextDatumGetCString(elems[i]);
@@ -50,15 +50,15 @@ acdc_inherit_mask(Fold2 *F, Datum arr, bool isnull, uint64 ours, bool *same)
 			if (name && strcmp(name, F->names[j]) == 0)
 				break;
 		if (j < F->nvals)
-			mask |= BIT(j);
+			mask = bms_add_member(mask, j);
 		/* the same spelling: our columns in order */
-		while (k < F->nvals && !(ours & BIT(k)))
+		while (k < F->nvals && !bms_is_member(k, ours))
 			k++;
 		if (k == F->nvals || j != k)
 			*same = false;
 		k++;
 	}
-	while (k < F->nvals && !(ours & BIT(k)))
+	while (k < F->nvals && !bms_is_member(k, ours))
 		k++;
 	if (k < F->nvals)
 		*same = false;
@@ -424,7 +424,7 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 		e->kind = TextDatumGetCString(heap_getattr(tup, 3, ev_tt->tupdesc, &isnull))[0];
 		e->fresh = false;
 		inh = heap_getattr(tup, 4, ev_tt->tupdesc, &isnull);
-		e->inherit = acdc_inherit_mask(F, inh, isnull, 0, &same);
+		e->inherit = acdc_inherit_mask(F, inh, isnull, NULL, &same);
 		deform_values(F, tup, ev_tt->tupdesc, 5, &e->vals, &e->nulls);
 		e->keys = deform_keys(F, tup, ev_tt->tupdesc, 5 + F->nvals);
 	}
@@ -441,7 +441,7 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 		e->seq = m->openv->start;
 		e->kind = 'a';
 		e->fresh = false;
-		e->inherit = 0;
+		e->inherit = NULL;
 		e->keys = m->openv->keys;
 		e->vals = m->openv->vals;
 		e->nulls = m->openv->nulls;

@@ -22,13 +22,13 @@
 #include "utils/typcache.h"
 
 static Datum
-inherit_array(Fold2 *F, uint64 mask)
+inherit_array(Fold2 *F, Bitmapset *mask)
 {
 	Datum	   *elems = palloc(sizeof(Datum) * Max(F->nvals, 1));
 	int			n = 0;
 
 	for (int j = 0; j < F->nvals; j++)
-		if (mask & BIT(j))
+		if (bms_is_member(j, mask))
 			elems[n++] = CStringGetTextDatum(F->names[j]);
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
@@ -184,7 +184,7 @@ acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		nulls[at++] = false;
 		values[at] = CStringGetTextDatum(kind);
 		nulls[at++] = false;
-		nulls[at] = e->kind != 'u' || e->inherit == 0;
+		nulls[at] = e->kind != 'u' || bms_is_empty(e->inherit);
 		values[at] = nulls[at] ? (Datum) 0 : inherit_array(F, e->inherit);
 		acdc_batch_relation_put(&newev, values, nulls);
 	}

@@ -107,17 +107,17 @@ SELECT temp_files > :temp_files_before AS spilled FROM pg_stat_database WHERE da
 SELECT flow, rows_read, rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.event_log
   WHERE pipeline IN ('eng_small', 'eng_big') ORDER BY id;
 
--- An SCD 2 target holds at most 64 value columns: 64 columns and seq are
--- refused, the 64 without seq taken.
+-- An SCD 2 target of 100 value columns, partial updates on the last ones:
+-- the fold's column sets are not bounded at 64.
 SELECT format('CREATE TABLE wide_src (id int, seq int, %s)', string_agg(format('c%s int', g), ', '))
-  FROM generate_series(1, 64) g \gexec
+  FROM generate_series(1, 99) g \gexec
 SELECT autocdc.create_auto_cdc_flow(target => 'wide_h', source => 'wide_src', keys => ARRAY['id'],
-  sequence_by => 'seq', stored_as_scd_type => 2, pipeline => 'eng_wide');
-SELECT autocdc.create_auto_cdc_flow(target => 'wide_h', source => 'wide_src', keys => ARRAY['id'],
-  sequence_by => 'seq', except_column_list => ARRAY['seq'], stored_as_scd_type => 2, pipeline => 'eng_wide');
-INSERT INTO wide_src (id, seq, c1, c64) VALUES (1, 1, 1, 64), (1, 2, 2, 64);
+  sequence_by => 'seq', stored_as_scd_type => 2, ignore_null_updates_column_list => ARRAY['c98', 'c99'],
+  track_history_except_column_list => ARRAY['seq', 'c97'], pipeline => 'eng_wide');
+INSERT INTO wide_src (id, seq, c1, c97, c98, c99) VALUES (1, 1, 1, 97, 98, 99), (1, 2, 2, 97, NULL, -99),
+  (1, 3, 2, 0, NULL, NULL), (1, 4, 3, 97, 0, NULL);
 SELECT rows_read, rows_upserted, status FROM autocdc.run('eng_wide');
-SELECT id, c1, c64, __start_at, __end_at FROM wide_h ORDER BY __start_at;
+SELECT id, c1, c97, c98, c99, __start_at, __end_at FROM wide_h ORDER BY __start_at;
 
 RESET search_path;
 
