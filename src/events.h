@@ -3,7 +3,7 @@
  *	  A run's events in key order: read once from their statement into a
  *	  tuplesort by key and sequence (spilling past work_mem), checked for
  *	  bad input, numbered by key, then handed to a fold key by key
- *	  (doc/design.md §2).
+ *	  (doc/design.md §2.13).
  *-------------------------------------------------------------------------
  */
 #ifndef AUTOCDC_EVENTS_H

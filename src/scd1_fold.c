@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * scd1_fold.c
- *	  The SCD type 1 fold (doc/design.md §2.2): a run's events in key order
+ *	  The SCD type 1 fold (doc/design.md §2.3 to §2.5, state §3.1): a run's events in key order
  *	  (events.c) folded key by key with what earlier runs applied, the
  *	  changes written set-based (scd1_write.c).
  *
