@@ -524,6 +524,7 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	char	   *new_t = p->truncate_seq;
 	bool		truncated;
 	int			rc;
+	MemoryContext old;
 	instr_time	t0,
 				t1,
 				t2;
@@ -532,6 +533,8 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	initStringInfo(&events);
 	acdc_read_append_events(&events, f, p);
 	ev = acdc_events_read(f, p, events.data, true);
+	/* what the fold allocates goes with the events, also when an error ends the flow */
+	old = MemoryContextSwitchTo(ev->cxt);
 	fold_setup(&F, f, ev, counts, p);
 	counts->read = ev->nread;
 	counts->skipped = 0;
@@ -554,6 +557,7 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	INSTR_TIME_SUBTRACT(t1, t0);
 	elog(DEBUG1, "autocdc: flow \"%s\": folded with state and target in %.1f ms, written in %.1f ms",
 		 f->name, INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2));
+	MemoryContextSwitchTo(old);
 	if (truncated)
 		new_t = acdc_value_canonical(F.nt, f->seq_type);
 	acdc_events_end(ev);

@@ -336,15 +336,18 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 	Events	   *ev;
 	MemoryContext chunk_cxt;
 	MemoryContext oldcxt;
+	MemoryContext callercxt;
 	Size		bound = (Size) work_mem * 1024;
 
 	ev = acdc_events_read(f, p, events_sql, false);
+	/* what the fold allocates goes with the events, also when an error ends the flow */
+	callercxt = MemoryContextSwitchTo(ev->cxt);
 	memset(&F, 0, sizeof(F));
 	F.ev = ev;
 	fold2_setup(&F, f, c);
 	counts->read = ev->nread;
 	counts->upserted = counts->deleted = counts->skipped = 0;
-	chunk_cxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc SCD 2 chunk",
+	chunk_cxt = AllocSetContextCreate(ev->cxt, "autocdc SCD 2 chunk",
 									  ALLOCSET_DEFAULT_SIZES);
 	for (uint32 k = 0; k < ev->nkeysets;)
 	{
@@ -399,8 +402,8 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 	}
 	if (acdc_events_next(ev) != NULL)
 		elog(ERROR, "autocdc: flow \"%s\" left events unfolded", f->name);
-	acdc_events_end(ev);
-	MemoryContextDelete(chunk_cxt);
+	MemoryContextSwitchTo(callercxt);
+	acdc_events_end(ev);		/* and chunk_cxt, its child */
 }
 
 /*
