@@ -105,50 +105,32 @@ acdc_batch_rows_by_keys(FlowDef *flow, const char *also)
 }
 
 /*
- * Whether the flow's target or a partition of it has a trigger that may
- * change its rows (anything but a foreign key's checks, those of a key
- * referencing it with NO ACTION or RESTRICT, and the stamp of a target
- * that is another flow's source): a statement's
- * triggers may then move rows a later statement of the run names by tid.
+ * What code the flow's target or a partition of it carries that the
+ * writes must allow for: a trigger that may change its rows (anything but
+ * a foreign key's checks, those of a key referencing it with NO ACTION or
+ * RESTRICT, and the stamp of a target that is another flow's source), so
+ * that a statement's triggers may move rows a later statement names by
+ * tid; and a rule (data-modifying statements in WITH are refused then).
  */
-bool
-acdc_batch_target_has_triggers(FlowDef *flow)
+void
+acdc_batch_target_code(FlowDef *flow, bool *row_triggers, bool *rules)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
-	bool		found;
 
-	acdc_spi_exec("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g "
-			 "WHERE (g.tgrelid OPERATOR(pg_catalog.=) $1 OR g.tgrelid OPERATOR(pg_catalog.=) ANY ("
-			 "  SELECT p.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p)) "
-			 "AND g.tgfoid OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.\"RI_FKey_check_ins\"', "
-			 "'pg_catalog.\"RI_FKey_check_upd\"', 'pg_catalog.\"RI_FKey_noaction_del\"', "
-			 "'pg_catalog.\"RI_FKey_noaction_upd\"', 'pg_catalog.\"RI_FKey_restrict_del\"', "
-			 "'pg_catalog.\"RI_FKey_restrict_upd\"', 'autocdc._stamp_xid']::pg_catalog.regproc[]::pg_catalog.oid[]))",
-			 1, argtypes, values, NULL, false);
-	found = acdc_spi_bool(0, 1);
+	acdc_spi_exec("WITH p AS (SELECT p.relid::pg_catalog.oid AS relid "
+				  "           FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p "
+				  "           UNION SELECT $1) "
+				  "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g JOIN p ON g.tgrelid OPERATOR(pg_catalog.=) p.relid "
+				  "  WHERE g.tgfoid OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.\"RI_FKey_check_ins\"', "
+				  "  'pg_catalog.\"RI_FKey_check_upd\"', 'pg_catalog.\"RI_FKey_noaction_del\"', "
+				  "  'pg_catalog.\"RI_FKey_noaction_upd\"', 'pg_catalog.\"RI_FKey_restrict_del\"', "
+				  "  'pg_catalog.\"RI_FKey_restrict_upd\"', 'autocdc._stamp_xid']::pg_catalog.regproc[]::pg_catalog.oid[])), "
+				  "EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r JOIN p ON r.ev_class OPERATOR(pg_catalog.=) p.relid)",
+				  1, argtypes, values, NULL, false);
+	*row_triggers = acdc_spi_bool(0, 1);
+	*rules = acdc_spi_bool(0, 2);
 	SPI_freetuptable(SPI_tuptable);
-	return found;
-}
-
-/*
- * Whether the flow's target or a partition of it has a rule (data-modifying
- * statements in WITH are refused on such a table).
- */
-bool
-acdc_batch_target_has_rules(FlowDef *flow)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
-	bool		found;
-
-	acdc_spi_exec("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r "
-			 "WHERE r.ev_class OPERATOR(pg_catalog.=) $1 OR r.ev_class OPERATOR(pg_catalog.=) ANY ("
-			 "  SELECT p.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) p))",
-			 1, argtypes, values, NULL, false);
-	found = acdc_spi_bool(0, 1);
-	SPI_freetuptable(SPI_tuptable);
-	return found;
 }
 
 void

@@ -64,10 +64,8 @@ extern void acdc_batch_put_row_id(const BatchRowId *id, Datum *values, bool *nul
  * partition keys are of those columns only.
  */
 extern bool acdc_batch_rows_by_keys(FlowDef *flow, const char *also);
-/* Whether a trigger on the target may change its rows (they then move off their tids). */
-extern bool acdc_batch_target_has_triggers(FlowDef *flow);
-/* Whether the target has a rule (no data-modifying CTEs on it then). */
-extern bool acdc_batch_target_has_rules(FlowDef *flow);
+/* Whether the target has triggers that may change its rows (they then move off their tids), and rules. */
+extern void acdc_batch_target_code(FlowDef *flow, bool *row_triggers, bool *rules);
 /* "t.ctid = u.__autocdc_tid AND t.tableoid = u.__autocdc_rel[ AND <keys equal>]" */
 extern char *acdc_batch_row_id_match(FlowDef *flow, bool keys, const char *t, const char *u);
 

@@ -69,6 +69,8 @@ typedef struct Scd1Fold
 	FmgrInfo   *eq;				/* per written column: its "=", fn_oid 0 if none */
 	Oid		   *coll;
 	Oid		   *types;
+	int16	   *typlen;
+	bool	   *typbyval;
 	int			att_row;		/* the target row's ctid, tableoid, written columns */
 	bool		has_mark;		/* the target's truncate mark before this run */
 	Datum		mark;
@@ -241,17 +243,13 @@ row_changed(Scd1Fold *F, Datum *t, bool *tnull)
 {
 	for (int j = 0; j < F->nwritten; j++)
 	{
-		int16		len;
-		bool		byval;
-
 		if (F->wnulls[j] || tnull[j])
 		{
 			if (F->wnulls[j] != tnull[j])
 				return true;
 			continue;
 		}
-		get_typlenbyval(F->types[j], &len, &byval);
-		if (!datum_image_eq(F->wvals[j], t[j], byval, len))
+		if (!datum_image_eq(F->wvals[j], t[j], F->typbyval[j], F->typlen[j]))
 			return true;
 	}
 	return false;
@@ -465,6 +463,8 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 	F->eq = palloc0(sizeof(FmgrInfo) * Max(nw, 1));
 	F->coll = palloc(sizeof(Oid) * Max(nw, 1));
 	F->types = palloc(sizeof(Oid) * Max(nw, 1));
+	F->typlen = palloc(sizeof(int16) * Max(nw, 1));
+	F->typbyval = palloc(sizeof(bool) * Max(nw, 1));
 	foreach(lc, written)
 	{
 		int			j = foreach_current_index(lc);
@@ -479,6 +479,7 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 		if (F->setter[j] == SET_NOT_NULL)
 			F->has_not_null = true;
 		get_atttypetypmodcoll(f->target, att, &F->types[j], &typmod, &F->coll[j]);
+		get_typlenbyval(F->types[j], &F->typlen[j], &F->typbyval[j]);
 		tc = lookup_type_cache(F->types[j], TYPECACHE_EQ_OPR_FINFO);
 		if (OidIsValid(tc->eq_opr))
 			fmgr_info_copy(&F->eq[j], &tc->eq_opr_finfo, CurrentMemoryContext);

@@ -208,6 +208,8 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 	char	   *qtarget = acdc_rel_qualified_name(f->target);
 	char	   *stmt[3] = {NULL, NULL, NULL};	/* delete, update, insert */
 	int			nstmt = 0;
+	bool		row_triggers = false;
+	bool		rules = false;
 	StringInfoData sql;
 
 	counts->upserted = counts->deleted = 0;
@@ -245,7 +247,9 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 		stmt[2] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (nstmt == 1 || (nstmt > 1 && (!acdc_batch_target_has_triggers(f) || acdc_batch_target_has_rules(f))))
+	if (nstmt > 1)
+		acdc_batch_target_code(f, &row_triggers, &rules);
+	if (nstmt == 1 || (nstmt > 1 && (!row_triggers || rules)))
 	{
 		/* a statement per kind, in this order */
 		if (stmt[0])

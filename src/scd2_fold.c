@@ -320,6 +320,17 @@ fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
 			F->tracked = bms_add_member(F->tracked, j);
 		j++;
 	}
+	/*
+	 * A trigger on the target may change rows of it after each write
+	 * statement, moving them off the tids read: then versions are named by
+	 * their keys and start.  Looked up once per run, not per chunk.
+	 */
+	{
+		bool		rules;
+
+		acdc_batch_target_code(f, &F->by_start, &rules);
+		F->by_keys = F->by_start || acdc_batch_rows_by_keys(f, "__start_at");
+	}
 	relation_close(rel, AccessShareLock);
 }
 

@@ -72,6 +72,8 @@ typedef struct Fold2
 	Bitmapset  *ignore_null;	/* value columns in the flow's ignore_null */
 	Bitmapset  *inheriting;
 	Bitmapset  *tracked;
+	bool		by_start;		/* stored versions named by keys and start, not tid */
+	bool		by_keys;		/* ... or by tid, with keys and start */
 	FmgrInfo   *eq;
 	Oid		   *coll;
 	Form_pg_attribute *valatt;	/* the target's attributes */

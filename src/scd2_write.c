@@ -157,13 +157,8 @@ acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 				j = 0;
 	char	   *keys;
 	char	   *vals;
-	/*
-	 * A trigger on the target may change rows of it after each statement
-	 * below, moving them off the tids read: then versions are named by
-	 * their keys and start.
-	 */
-	bool		by_start = acdc_batch_target_has_triggers(F->f);
-	bool		by_keys = by_start || acdc_batch_rows_by_keys(F->f, "__start_at");
+	bool		by_start = F->by_start;
+	bool		by_keys = F->by_keys;
 	char	   *match;
 
 	acdc_init_value_entries(F, edesc, 2 + nk);
