@@ -4,6 +4,11 @@
 # they run as postgres in a copy of the tests that postgres can write.
 set -eu
 pgbin=/usr/lib/postgresql/15/bin
+# As another user than root, the private copy that has this build installed
+# (scripts/install-for-tests.sh).
+if [ "$(id -u)" != 0 ] && [ -x tmp_install/usr/lib/postgresql/15/bin/postgres ]; then
+    pgbin=$(pwd)/tmp_install/usr/lib/postgresql/15/bin
+fi
 pgxs=$($pgbin/pg_config --pkglibdir)/pgxs
 work=$(mktemp -d /tmp/autocdc-tap.XXXXXX)
 # Keep the clusters' logs of a failed run for reading.

@@ -46,8 +46,8 @@ ok($node->poll_query_until('postgres', q{SELECT count(*) = 2 FROM alice_tgt}),
 is($node->safe_psql('postgres', q{SELECT string_agg(DISTINCT u::text, ',') FROM who}),
 	'alice', 'the run evaluated the flow as the pipeline owner');
 is($node->safe_psql('postgres',
-	q{SELECT usename FROM pg_stat_activity WHERE backend_type = 'autocdc scheduler' AND datname = 'postgres'}),
-	'postgres', 'the scheduler of the database is running');
+	q{SELECT usename = (SELECT rolname FROM pg_roles WHERE oid = 10) FROM pg_stat_activity WHERE backend_type = 'autocdc scheduler' AND datname = 'postgres'}),
+	't', 'the scheduler of the database is running, as the bootstrap superuser');
 
 # Continuous mode picks up new rows.
 $node->safe_psql('postgres', q{INSERT INTO alice_src VALUES (3, 'three', 1)});

@@ -191,11 +191,11 @@ SELECT autocdc.create_auto_cdc_flow(target => 't', source => 's', keys => ARRAY[
 SELECT autocdc.create_append_flow(target => 'a', source => 's', name => 'idle', pipeline => 'q');
 INSERT INTO autocdc.event_log (logged_at, run_id, pipeline, flow, target, kind, read_mode, full_refresh,
                                rows_read, rows_upserted, rows_deleted, rows_skipped, status, error, duration, run_by)
-VALUES (now() - interval '1 year', 1, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 100, 100, 0, 0, 'success', NULL, '1s', 'postgres'),
-       (now() + interval '1 second', 2, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 5, 3, 1, 1, 'success', NULL, '1s', 'postgres'),
-       (now() + interval '2 seconds', 3, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'boom', '1s', 'postgres'),
-       (now() + interval '3 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 7, 6, 0, 0, 'success', NULL, '1s', 'postgres'),
-       (now() + interval '4 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'again', '1s', 'postgres');
+VALUES (now() - interval '1 year', 1, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 100, 100, 0, 0, 'success', NULL, '1s', current_user::regrole),
+       (now() + interval '1 second', 2, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 5, 3, 1, 1, 'success', NULL, '1s', current_user::regrole),
+       (now() + interval '2 seconds', 3, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'boom', '1s', current_user::regrole),
+       (now() + interval '3 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 7, 6, 0, 0, 'success', NULL, '1s', current_user::regrole),
+       (now() + interval '4 seconds', 4, 'q', 'g', 't', 'auto_cdc', 'incremental', false, 0, 0, 0, 0, 'failed', 'again', '1s', current_user::regrole);
 };
 
 # Under 0.1.0: its flows made and run, then the package replaced.

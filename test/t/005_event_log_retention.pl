@@ -21,11 +21,11 @@ CREATE EXTENSION autocdc;
 INSERT INTO autocdc.event_log (logged_at, run_id, pipeline, flow, target, kind, read_mode,
                                full_refresh, status, duration, run_by, flow_owner, pipeline_owner)
 SELECT now() - interval '30 days' + i * interval '1 second', 0, 'old', 'old', 'old', 'auto_cdc',
-       'incremental', false, 'success', interval '0', 'postgres'::regrole, 'postgres'::regrole, 'postgres'::regrole
+       'incremental', false, 'success', interval '0', current_user::regrole, current_user::regrole, current_user::regrole
   FROM generate_series(1, 2500) i
 UNION ALL
 SELECT now() - interval '1 hour', 0, 'young', 'young', 'young', 'auto_cdc',
-       'incremental', false, 'success', interval '0', 'postgres'::regrole, 'postgres'::regrole, 'postgres'::regrole;
+       'incremental', false, 'success', interval '0', current_user::regrole, current_user::regrole, current_user::regrole;
 });
 ok($node->poll_query_until('postgres',
 	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'autocdc scheduler'}),
