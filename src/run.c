@@ -488,18 +488,22 @@ run_unit_flows(void *arg)
 }
 
 /*
- * Whether autocdc's own code raised the error: its sources are all in the
- * directory of this one, as __FILE__ names it (not known when that has no
- * directory part).
+ * Whether PostgreSQL's lookup of a name raised the error: these files of
+ * the server are where a relation, function, operator, type or another
+ * object named in SQL is looked up (errors keep the base name of theirs).
  */
 static bool
-raised_by_autocdc(ErrorData *edata)
+raised_by_name_lookup(ErrorData *edata)
 {
-	const char *here = __FILE__;
-	const char *slash = strrchr(here, '/');
+	static const char *const lookups[] = {"namespace.c", "parse_relation.c",
+		"parse_func.c", "parse_oper.c", "parse_type.c", "regproc.c"};
 
-	return slash != NULL && edata->filename != NULL &&
-		strncmp(edata->filename, here, slash - here + 1) == 0;
+	if (edata->filename == NULL)
+		return false;
+	for (int i = 0; i < lengthof(lookups); i++)
+		if (strcmp(edata->filename, lookups[i]) == 0)
+			return true;
+	return false;
 }
 
 /*
@@ -509,7 +513,7 @@ raised_by_autocdc(ErrorData *edata)
  * (nextval('seq'), 'name'::regclass), is not found.  PostgreSQL's errors
  * for a relation, a function or operator, or a type (or another object)
  * not found get a hint saying so, after their own hint if they have one
- * (an unknown function's always has).
+ * (an unknown function's always has); autocdc's own errors do not.
  */
 static void
 add_search_path_hint(ErrorData *edata)
@@ -521,7 +525,7 @@ add_search_path_hint(ErrorData *edata)
 	if ((edata->sqlerrcode != ERRCODE_UNDEFINED_TABLE &&
 		 edata->sqlerrcode != ERRCODE_UNDEFINED_FUNCTION &&
 		 edata->sqlerrcode != ERRCODE_UNDEFINED_OBJECT) ||
-		raised_by_autocdc(edata))
+		!raised_by_name_lookup(edata))
 		return;
 	edata->hint = edata->hint ? psprintf("%s %s", edata->hint, hint) : pstrdup(hint);
 }
@@ -915,7 +919,7 @@ raise_for_failed_flows(List *results)
 		return;
 	if (nculprits > 1)
 		sqlerrcode = ERRCODE_TRIGGERED_ACTION_EXCEPTION;
-	appendStringInfoString(&hint, "The changes of the other flows were committed; autocdc.event_log has each flow's outcome.");
+	appendStringInfoString(&hint, "The flows that succeeded were committed; autocdc.event_log has each flow's outcome.");
 	ereport(ERROR,
 			(errcode(sqlerrcode),
 			 nfailed == 1 ?
