@@ -82,10 +82,21 @@ SELECT count(*) AS five_not_applied FROM good_t WHERE id = 5;
 DO $$ BEGIN CALL autocdc.refresh('rr', flows => ARRAY['a_good']); END $$;
 SELECT count(*) AS five_applied FROM good_t WHERE id = 5;
 
--- The function qualifies its table: refresh() raises nothing.
+-- The function qualifies its table: refresh() raises nothing.  It has no
+-- SET search_path (it could not commit), and resolves no name through the
+-- caller's: an operator put before pg_catalog's is not called.
 CREATE OR REPLACE FUNCTION is_delete(o text) RETURNS boolean LANGUAGE sql STABLE
   AS $$ SELECT EXISTS (SELECT 1 FROM rr.delete_ops d WHERE d.op = o) $$;
+CREATE SCHEMA rr_trap;
+CREATE FUNCTION rr_trap.trap(text, text) RETURNS boolean LANGUAGE plpgsql
+  AS $$ BEGIN RAISE EXCEPTION 'trap called'; END $$;
+CREATE OPERATOR rr_trap.= (leftarg = text, rightarg = text, function = rr_trap.trap);
+SET search_path = rr_trap, pg_catalog, rr, public;
 CALL autocdc.refresh('rr');
+SET search_path = rr, public;
+DROP OPERATOR rr_trap.= (text, text);
+DROP FUNCTION rr_trap.trap(text, text);
+DROP SCHEMA rr_trap;
 SELECT * FROM bad_t ORDER BY id;
 SELECT status, error FROM autocdc.run_history WHERE pipeline = 'rr' ORDER BY run_id DESC LIMIT 1;
 
