@@ -50,6 +50,7 @@ typedef struct FlowResult
 	char	   *error;
 	char	   *hint;			/* the failed flow's own error's, or NULL */
 	int			sqlerrcode;		/* the failed flow's own error's, or 0 */
+	bool		verifying;		/* checking its kept expressions (expr_pin.c) */
 	TimestampTz started;
 	TimestampTz finished;
 } FlowResult;
@@ -336,7 +337,9 @@ run_flow_inner(FlowResult *r, bool refresh)
 		int			nest = NewGUCNestLevel();
 
 		autocdc_apply_settings(f->settings);
+		r->verifying = true;
 		acdc_verify_flow_expressions(f);
+		r->verifying = false;
 		AtEOXact_GUC(true, nest);
 	}
 
@@ -568,7 +571,9 @@ run_unit(List *unit, bool refresh)
 	}
 	if (culprit == NULL)
 		culprit = linitial(unit);
-	add_search_path_hint(edata);
+	/* the kept expressions name every object with its schema */
+	if (!culprit->verifying)
+		add_search_path_hint(edata);
 	foreach(lc, unit)
 	{
 		FlowResult *r = lfirst(lc);

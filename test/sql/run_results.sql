@@ -139,6 +139,21 @@ LANGUAGE sql AS $$
 $$;
 SELECT flow, status, error FROM autocdc.run('rr_snap');
 
+-- A type named without its schema, in a function of a flow's expression ...
+CREATE TYPE op_kind AS ENUM ('U', 'D');
+CREATE TABLE kinds_src (id int, v text, op text, seq int);
+CREATE FUNCTION is_del(o text) RETURNS boolean LANGUAGE sql IMMUTABLE
+  AS $$ SELECT o::op_kind = 'D' $$;
+SELECT autocdc.create_auto_cdc_flow(target => 'kinds_t', source => 'kinds_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => 'is_del(op)', except_column_list => ARRAY['op', 'seq'],
+  name => 'kinds_f', pipeline => 'rr_kinds');
+INSERT INTO kinds_src VALUES (1, 'one', 'U', 1);
+SELECT flow, status, error FROM autocdc.run('rr_kinds');
+-- ... but not a function the expression names that was dropped since: the
+-- flow keeps its expressions with every name qualified.
+DROP FUNCTION is_del(text);
+SELECT flow, status, error FROM autocdc.run('rr_kinds');
+
 RESET search_path;
 SET client_min_messages = warning;
 SELECT autocdc.drop_flow(name) FROM autocdc.flows WHERE pipeline LIKE 'rr%' ORDER BY name;
