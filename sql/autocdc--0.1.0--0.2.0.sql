@@ -428,3 +428,29 @@ GRANT SELECT ON autocdc.run_history TO PUBLIC;
 ALTER TABLE autocdc.run_history ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_runs ON autocdc.run_history FOR SELECT
     USING (pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+
+-- issue 18: run results and refresh
+-- run() returns rows_dropped and error too: a new result type.
+DROP FUNCTION autocdc.run(text, boolean, text[]);
+CREATE FUNCTION autocdc.run(pipeline text DEFAULT NULL,
+                            full_refresh boolean DEFAULT false,
+                            flows text[] DEFAULT NULL)
+RETURNS TABLE(flow text, target regclass, kind text, rows_read bigint,
+              rows_upserted bigint, rows_deleted bigint, rows_skipped bigint,
+              rows_dropped bigint, status text, error text, duration interval)
+AS 'MODULE_PATHNAME', 'autocdc_run'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.run(text, boolean, text[])
+    IS 'run the flows of a pipeline (or all of the caller''s pipelines) once';
+-- run() as a procedure for cron and CI: commits what succeeded, then
+-- raises an error naming the flows that failed.  No SET clause (a
+-- procedure with one cannot commit): the C code qualifies every name.
+CREATE PROCEDURE autocdc.refresh(pipeline text DEFAULT NULL,
+                                 full_refresh boolean DEFAULT false,
+                                 flows text[] DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'autocdc_refresh'
+LANGUAGE C;
+COMMENT ON PROCEDURE autocdc.refresh(text, boolean, text[])
+    IS 'run the flows as autocdc.run() does, commit what succeeded, then raise an error if a flow failed';
+-- Rows a flow's expectations rejected (none has any yet: always 0).
+ALTER TABLE autocdc.event_log ADD COLUMN rows_dropped bigint NOT NULL DEFAULT 0;

@@ -319,7 +319,7 @@ CREATE FUNCTION autocdc.run(pipeline text DEFAULT NULL,
                             flows text[] DEFAULT NULL)
 RETURNS TABLE(flow text, target regclass, kind text, rows_read bigint,
               rows_upserted bigint, rows_deleted bigint, rows_skipped bigint,
-              status text, duration interval)
+              rows_dropped bigint, status text, error text, duration interval)
 AS 'MODULE_PATHNAME', 'autocdc_run'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION autocdc.run(text, boolean, text[])
@@ -490,3 +490,17 @@ GRANT SELECT ON autocdc.run_history TO PUBLIC;
 ALTER TABLE autocdc.run_history ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_runs ON autocdc.run_history FOR SELECT
     USING (pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+
+-- issue 18: run results and refresh
+-- run() as a procedure for cron and CI: commits what succeeded, then
+-- raises an error naming the flows that failed.  No SET clause (a
+-- procedure with one cannot commit): the C code qualifies every name.
+CREATE PROCEDURE autocdc.refresh(pipeline text DEFAULT NULL,
+                                 full_refresh boolean DEFAULT false,
+                                 flows text[] DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'autocdc_refresh'
+LANGUAGE C;
+COMMENT ON PROCEDURE autocdc.refresh(text, boolean, text[])
+    IS 'run the flows as autocdc.run() does, commit what succeeded, then raise an error if a flow failed';
+-- Rows a flow's expectations rejected (none has any yet: always 0).
+ALTER TABLE autocdc.event_log ADD COLUMN rows_dropped bigint NOT NULL DEFAULT 0;

@@ -64,6 +64,9 @@ extern int	autocdc_event_log_retention_s;
 extern bool acdc_pipeline_lock_try(int64 pipeline_id);
 extern bool acdc_pipeline_lock_free(int64 pipeline_id);
 
+/* The search_path a run's statements and expressions see (util.c). */
+#define AUTOCDC_RUN_SEARCH_PATH	"pg_catalog, pg_temp"
+
 /* Who runs a piece of work, with search_path pinned (util.c). */
 typedef struct UserSwitch
 {

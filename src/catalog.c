@@ -353,11 +353,11 @@ acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				  FlowCounts *counts, const char *status, const char *error,
 				  double seconds)
 {
-	Oid			argtypes[17] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
+	Oid			argtypes[18] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
 		BOOLOID, INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	FLOAT8OID, OIDOID, TEXTOID, BOOLOID, OIDOID};
-	Datum		values[17];
-	char		nulls[17];
+	FLOAT8OID, OIDOID, TEXTOID, BOOLOID, OIDOID, INT8OID};
+	Datum		values[18];
+	char		nulls[18];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(run_id);
@@ -380,13 +380,14 @@ acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	values[13] = ObjectIdGetDatum(GetUserId());
 	values[15] = BoolGetDatum(run_is_logged(full_refresh, counts, status));
 	values[16] = ObjectIdGetDatum(flow->owner);
+	values[17] = Int64GetDatum(counts->dropped);
 
 	acdc_catalog_exec("WITH logged AS ("
 				 " INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
 				 "  read_mode, full_refresh, rows_read, rows_upserted, rows_deleted, "
-				 "  rows_skipped, status, error, duration, run_by, flow_owner, pipeline_owner) "
+				 "  rows_skipped, rows_dropped, status, error, duration, run_by, flow_owner, pipeline_owner) "
 				 " SELECT $1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, $15, $5, $6, $7, $8, $9, "
-				 "  $10, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole, "
+				 "  $10, $18, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole, "
 				 "  $17::pg_catalog.regrole, "
 				 "  COALESCE((SELECT p.owner FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) $2), "
 				 "           $17::pg_catalog.regrole) "
@@ -403,7 +404,7 @@ acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				 "  failures_total = failures_total OPERATOR(pg_catalog.+) "
 				 "    CASE WHEN $11 OPERATOR(pg_catalog.=) 'failed' THEN 1 ELSE 0 END "
 				 " WHERE flow OPERATOR(pg_catalog.=) $3",
-				 17, argtypes, values, nulls);
+				 18, argtypes, values, nulls);
 }
 
 /*

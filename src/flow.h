@@ -66,6 +66,7 @@ typedef struct FlowCounts
 	int64		upserted;
 	int64		deleted;
 	int64		skipped;
+	int64		dropped;		/* rejected by the flow's expectations; 0 until it has any */
 } FlowCounts;
 
 extern void acdc_catalog_check_version(void);

@@ -1,6 +1,8 @@
 /*-------------------------------------------------------------------------
  * run.c
- *	  autocdc.run(): the set-returning function that runs flows.
+ *	  autocdc.run(): the set-returning function that runs flows, and
+ *	  autocdc.refresh(): the procedure that runs them the same way, commits,
+ *	  and raises an error if a flow failed.
  *
  * One run is one transaction of the caller (a manual run records itself
  * in autocdc.run_history and its pipelines' rows there too; a scheduled
@@ -38,6 +40,7 @@
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(autocdc_run);
+PG_FUNCTION_INFO_V1(autocdc_refresh);
 
 typedef struct FlowResult
 {
@@ -45,6 +48,9 @@ typedef struct FlowResult
 	FlowCounts	counts;
 	const char *status;
 	char	   *error;
+	char	   *hint;			/* the failed flow's own error's, or NULL */
+	int			sqlerrcode;		/* the failed flow's own error's, or 0 */
+	bool		verifying;		/* checking its kept expressions (expr_pin.c) */
 	TimestampTz started;
 	TimestampTz finished;
 } FlowResult;
@@ -331,7 +337,9 @@ run_flow_inner(FlowResult *r, bool refresh)
 		int			nest = NewGUCNestLevel();
 
 		autocdc_apply_settings(f->settings);
+		r->verifying = true;
 		acdc_verify_flow_expressions(f);
+		r->verifying = false;
 		AtEOXact_GUC(true, nest);
 	}
 
@@ -483,6 +491,49 @@ run_unit_flows(void *arg)
 }
 
 /*
+ * Whether PostgreSQL's lookup of a name raised the error: these files of
+ * the server are where a relation, function, operator, type or another
+ * object named in SQL is looked up (errors keep the base name of theirs).
+ */
+static bool
+raised_by_name_lookup(ErrorData *edata)
+{
+	static const char *const lookups[] = {"namespace.c", "parse_relation.c",
+		"parse_func.c", "parse_oper.c", "parse_type.c", "regproc.c"};
+
+	if (edata->filename == NULL)
+		return false;
+	for (int i = 0; i < lengthof(lookups); i++)
+		if (strcmp(edata->filename, lookups[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Runs pin search_path (autocdc_become): a name left without its schema in
+ * a function a flow calls (a snapshot source function, a function in its
+ * expressions, a trigger), or looked up by an expression at run time
+ * (nextval('seq'), 'name'::regclass), is not found.  PostgreSQL's errors
+ * for a relation, a function or operator, or a type (or another object)
+ * not found get a hint saying so, after their own hint if they have one
+ * (an unknown function's always has); autocdc's own errors do not.
+ */
+static void
+add_search_path_hint(ErrorData *edata)
+{
+	const char *hint = "Runs set search_path to " AUTOCDC_RUN_SEARCH_PATH
+		"; qualify names in the flow's expressions and in the functions it calls"
+		" with their schema, or give those functions a SET search_path clause.";
+
+	if ((edata->sqlerrcode != ERRCODE_UNDEFINED_TABLE &&
+		 edata->sqlerrcode != ERRCODE_UNDEFINED_FUNCTION &&
+		 edata->sqlerrcode != ERRCODE_UNDEFINED_OBJECT) ||
+		!raised_by_name_lookup(edata))
+		return;
+	edata->hint = edata->hint ? psprintf("%s %s", edata->hint, hint) : pstrdup(hint);
+}
+
+/*
  * Runs a unit in a subtransaction.  On error the unit's results say why;
  * every error but an interrupt (out of memory included) fails the unit
  * only, since the subtransaction gives back all it took.
@@ -520,6 +571,9 @@ run_unit(List *unit, bool refresh)
 	}
 	if (culprit == NULL)
 		culprit = linitial(unit);
+	/* the kept expressions name every object with its schema */
+	if (!culprit->verifying)
+		add_search_path_hint(edata);
 	foreach(lc, unit)
 	{
 		FlowResult *r = lfirst(lc);
@@ -533,6 +587,8 @@ run_unit(List *unit, bool refresh)
 			: psprintf("not applied: flow \"%s\" into the same target failed",
 					   culprit->flow->name);
 	}
+	culprit->sqlerrcode = edata->sqlerrcode;
+	culprit->hint = edata->hint ? pstrdup(edata->hint) : NULL;
 	ereport(WARNING,
 			(errcode(edata->sqlerrcode),
 			 errmsg_internal("%s", edata->message),
@@ -581,7 +637,7 @@ runnable_flows(List *flows, List **pipelines)
 }
 
 static void run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
-					  TimestampTz started, ReturnSetInfo *rsinfo);
+					  TimestampTz started);
 
 /*
  * A manual run's outcome per pipeline it ran, in autocdc.run_history and
@@ -617,24 +673,20 @@ record_manual_run(int64 run_id, List *pipelines, List *results, TimestampTz star
 	}
 }
 
-Datum
-autocdc_run(PG_FUNCTION_ARGS)
+/*
+ * The engine of run() and refresh(): runs the flows asked for, logs and
+ * records them, and returns their FlowResults, in the order run.  Needs
+ * an SPI connection.
+ */
+static List *
+run_requested(const char *pipeline, bool refresh, List *names)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *pipeline = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
-	bool		refresh = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
-	List	   *names = PG_ARGISNULL(2) ? NIL : acdc_text_array_to_list(PG_GETARG_DATUM(2));
 	List	   *flows,
 			   *results = NIL,
 			   *pipelines;
 	ListCell   *lc;
 	int64		run_id;
 	TimestampTz started = GetCurrentTimestamp();
-
-	autocdc_refuse_within_flow("autocdc.run()");
-	InitMaterializedSRF(fcinfo, 0);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 
 	if (pipeline && !pipeline_is_callers(pipeline, NULL))
 		ereport(ERROR,
@@ -672,7 +724,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 	}
 
 	if (autocdc_scheduled_run_id != 0)
-		run_flows(results, refresh, run_id, pipelines, started, rsinfo);
+		run_flows(results, refresh, run_id, pipelines, started);
 	else
 	{
 		MemoryContext cxt = CurrentMemoryContext;
@@ -681,7 +733,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 		acdc_manual_run_begin(run_id, acdc_catalog_pipeline_ids(pipelines));
 		PG_TRY();
 		{
-			run_flows(results, refresh, run_id, pipelines, started, rsinfo);
+			run_flows(results, refresh, run_id, pipelines, started);
 		}
 		PG_CATCH();
 		{
@@ -700,15 +752,22 @@ autocdc_run(PG_FUNCTION_ARGS)
 		PG_END_TRY();
 		acdc_manual_run_end();
 	}
-
-	SPI_finish();
-	return (Datum) 0;
+	return results;
 }
 
-/* Runs the flows, returns their rows, logs and records the run. */
+static Interval *
+result_duration(FlowResult *r)
+{
+	Interval   *dur = palloc0(sizeof(Interval));
+
+	dur->time = r->finished - r->started;
+	return dur;
+}
+
+/* Runs the flows, logs and records the run. */
 static void
 run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
-		  TimestampTz started, ReturnSetInfo *rsinfo)
+		  TimestampTz started)
 {
 	List	   *done_targets = NIL;
 	ListCell   *lc;
@@ -735,13 +794,27 @@ run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
 	foreach(lc, results)
 	{
 		FlowResult *r = lfirst(lc);
-		Datum		values[9];
-		bool		nulls[9] = {0};
-		Interval   *dur = palloc0(sizeof(Interval));
 
-		dur->time = r->finished - r->started;
 		acdc_catalog_log_event(run_id, r->flow, refresh, &r->counts, r->status,
-						  r->error, (double) dur->time / USECS_PER_SEC);
+						  r->error, (double) result_duration(r)->time / USECS_PER_SEC);
+	}
+	if (autocdc_scheduled_run_id == 0)
+		record_manual_run(run_id, pipelines, results, started);
+	acdc_catalog_prune_event_log();
+}
+
+/* run()'s rows: one per flow, in the order they ran (sql/autocdc--*.sql). */
+static void
+put_result_rows(List *results, ReturnSetInfo *rsinfo)
+{
+	ListCell   *lc;
+
+	foreach(lc, results)
+	{
+		FlowResult *r = lfirst(lc);
+		Datum		values[11];
+		bool		nulls[11] = {0};
+
 		values[0] = CStringGetTextDatum(r->flow->name);
 		values[1] = ObjectIdGetDatum(r->flow->target);
 		values[2] = CStringGetTextDatum(acdc_catalog_flow_kind_name(r->flow->kind));
@@ -749,11 +822,139 @@ run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
 		values[4] = Int64GetDatum(r->counts.upserted);
 		values[5] = Int64GetDatum(r->counts.deleted);
 		values[6] = Int64GetDatum(r->counts.skipped);
-		values[7] = CStringGetTextDatum(r->status);
-		values[8] = IntervalPGetDatum(dur);
+		values[7] = Int64GetDatum(r->counts.dropped);
+		values[8] = CStringGetTextDatum(r->status);
+		if (r->error)
+			values[9] = CStringGetTextDatum(r->error);
+		else
+			nulls[9] = true;
+		values[10] = IntervalPGetDatum(result_duration(r));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	if (autocdc_scheduled_run_id == 0)
-		record_manual_run(run_id, pipelines, results, started);
-	acdc_catalog_prune_event_log();
+}
+
+Datum
+autocdc_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *pipeline = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		refresh = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	List	   *names = PG_ARGISNULL(2) ? NIL : acdc_text_array_to_list(PG_GETARG_DATUM(2));
+
+	autocdc_refuse_within_flow("autocdc.run()");
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	put_result_rows(run_requested(pipeline, refresh, names), rsinfo);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/*
+ * refresh() commits, so it must be called where a COMMIT could be: by
+ * CALL outside a transaction block, or from a procedure so called.  In a
+ * transaction block it could only run as run() does and then raise,
+ * which would roll back the flows that succeeded with the block: refused,
+ * as VACUUM is.
+ */
+static void
+refuse_atomic_call(FunctionCallInfo fcinfo)
+{
+	if (fcinfo->context != NULL && IsA(fcinfo->context, CallContext) &&
+		!castNode(CallContext, fcinfo->context)->atomic)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+			 IsTransactionBlock() ?
+			 errmsg("autocdc.refresh() cannot run inside a transaction block") :
+			 errmsg("autocdc.refresh() cannot be executed from a function"),
+			 errdetail("It commits the changes of the flows that succeeded before it raises an error for those that failed."),
+			 errhint("CALL it on its own, outside BEGIN and COMMIT, or use SELECT * FROM autocdc.run(...), which runs in your transaction.")));
+}
+
+/* A SQLSTATE that says failure: a flow may raise any, a warning's even. */
+static int
+failure_errcode(int sqlerrcode)
+{
+	char	   *state = unpack_sql_state(sqlerrcode);
+
+	if (strncmp(state, "00", 2) == 0 || strncmp(state, "01", 2) == 0 ||
+		strncmp(state, "02", 2) == 0)
+		return ERRCODE_TRIGGERED_ACTION_EXCEPTION;
+	return sqlerrcode;
+}
+
+/*
+ * refresh()'s error for the flows that failed, after its commit: the
+ * failed flow's SQLSTATE when one failed (flows rolled back with it
+ * included), each flow's error in the detail, the failed flows' hints.
+ */
+static void
+raise_for_failed_flows(List *results)
+{
+	StringInfoData names,
+				detail,
+				hint;
+	ListCell   *lc;
+	int			nfailed = 0,
+				nculprits = 0,
+				sqlerrcode = ERRCODE_TRIGGERED_ACTION_EXCEPTION;
+	FlowResult *first = NULL;
+
+	initStringInfo(&names);
+	initStringInfo(&detail);
+	initStringInfo(&hint);
+	foreach(lc, results)
+	{
+		FlowResult *r = lfirst(lc);
+
+		if (strcmp(r->status, "failed") != 0)
+			continue;
+		if (nfailed++ == 0)
+			first = r;
+		appendStringInfo(&names, "%s\"%s\"", names.len > 0 ? ", " : "", r->flow->name);
+		appendStringInfo(&detail, "%sflow \"%s\": %s", detail.len > 0 ? "\n" : "",
+						 r->flow->name, r->error);
+		if (r->sqlerrcode != 0 && nculprits++ == 0)
+			sqlerrcode = failure_errcode(r->sqlerrcode);
+		if (r->hint && strstr(hint.data, r->hint) == NULL)
+			appendStringInfo(&hint, "%s ", r->hint);
+	}
+	if (nfailed == 0)
+		return;
+	if (nculprits > 1)
+		sqlerrcode = ERRCODE_TRIGGERED_ACTION_EXCEPTION;
+	appendStringInfoString(&hint, "The flows that succeeded were committed; autocdc.event_log has each flow's outcome.");
+	ereport(ERROR,
+			(errcode(sqlerrcode),
+			 nfailed == 1 ?
+			 errmsg("flow %s of pipeline \"%s\" failed", names.data, first->flow->pipeline) :
+			 errmsg("flows %s failed", names.data),
+			 errdetail_internal("%s", detail.data),
+			 errhint("%s", hint.data)));
+}
+
+/*
+ * CALL autocdc.refresh(): run() for cron and CI.  Runs the flows as run()
+ * does, commits what succeeded with its log and run history, then raises
+ * an error if a flow failed, so that psql exits non-zero.
+ */
+Datum
+autocdc_refresh(PG_FUNCTION_ARGS)
+{
+	char	   *pipeline = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		refresh = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	List	   *names = PG_ARGISNULL(2) ? NIL : acdc_text_array_to_list(PG_GETARG_DATUM(2));
+	List	   *results;
+
+	autocdc_refuse_within_flow("autocdc.refresh()");
+	refuse_atomic_call(fcinfo);
+	/* nonatomic: its memory, results included, outlives SPI_commit */
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	results = run_requested(pipeline, refresh, names);
+	SPI_commit();
+	raise_for_failed_flows(results);
+	SPI_finish();
+	PG_RETURN_VOID();
 }

@@ -221,6 +221,7 @@ apply_one(FlowDef *f, Oid snap, const char *version, FlowCounts *total)
 	total->upserted += counts.upserted;
 	total->deleted += counts.deleted;
 	total->skipped += counts.skipped;
+	total->dropped += counts.dropped;
 	return new_t;
 }
 

@@ -123,7 +123,7 @@ autocdc_become(UserSwitch *sw, Oid role, bool restricted)
 		sec |= SECURITY_RESTRICTED_OPERATION;
 	SetUserIdAndSecContext(role, sec);
 	sw->save_nestlevel = NewGUCNestLevel();
-	set_option_saved("search_path", "pg_catalog, pg_temp");
+	set_option_saved("search_path", AUTOCDC_RUN_SEARCH_PATH);
 
 	/*
 	 * Sequences, versions and truncate marks are kept as text: write and
