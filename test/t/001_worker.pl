@@ -83,7 +83,24 @@ is($node->safe_psql('postgres', q{SELECT v FROM bob_tgt}), 'fixed', 'and applies
 # skips the pipeline whose row that transaction holds, or its worker finds
 # the pipeline busy), it never runs it twice at once.
 my $holder = $node->background_psql('postgres');
-$holder->query_safe(q{BEGIN; SELECT count(*) FROM autocdc.run('alice_p')});
+# The worker runs alice_p continuously, so the manual run may find it
+# running and be refused; it tries again until it holds the pipeline.
+my $held = 0;
+for my $try (1 .. 300)
+{
+	my ($out, $failed) = $holder->query(q{BEGIN; SELECT count(*) FROM autocdc.run('alice_p')});
+	if (!$failed)
+	{
+		$held = 1;
+		last;
+	}
+	die "the manual run failed: $holder->{stderr}"
+	  unless $holder->{stderr} =~ /pipeline "alice_p" is already running/;
+	$holder->{stderr} = '';
+	$holder->query_safe('ROLLBACK');
+	select(undef, undef, undef, 0.1);
+}
+ok($held, 'a manual run takes the pipeline between the worker\'s runs');
 $node->safe_psql('postgres', q{INSERT INTO alice_src VALUES (4, 'four v2', 2)});
 $node->safe_psql('postgres', q{SELECT pg_sleep(2)});
 is($node->safe_psql('postgres', q{SELECT v FROM alice_tgt WHERE id = 4}), 'four',
