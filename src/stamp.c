@@ -11,6 +11,11 @@
  * (pg_restore's COPY into a table made anew), whose stamps say which rows
  * were read before the dump.
  *
+ * A stamp below every transaction id but '1' is refused: on PostgreSQL 15
+ * xid8's input reads any text that is not a number as 0, so a value meant
+ * for a column added after __autocdc_xid (INSERT ... VALUES without a
+ * column list) would land there and be lost without a word.
+ *
  * A row inserted after a run in the run's own transaction is stamped NULL:
  * the run's checkpoint could tell it apart by command id only, which a
  * dump loses.  The next run stamps it and reads it.
@@ -87,6 +92,7 @@ read_in_this_xact(List *self_and_ancestors)
 typedef struct StampCache
 {
 	int			attnum;			/* of __autocdc_xid */
+	char	   *next_column;	/* the first column after it, or NULL */
 	List	   *rels;			/* the table and its partition ancestors */
 	bool		decided;		/* keep_given below is known */
 	bool		keep_given;		/* given stamps are a restore's: kept */
@@ -103,6 +109,50 @@ xid_column(TupleDesc desc)
 			return i + 1;
 	}
 	return 0;
+}
+
+/* The name of the first column after attnum, or NULL (in cxt). */
+static char *
+column_after(TupleDesc desc, int attnum, MemoryContext cxt)
+{
+	for (int i = attnum; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped)
+			return MemoryContextStrdup(cxt, NameStr(att->attname));
+	}
+	return NULL;
+}
+
+/*
+ * Refuses a stamp no transaction gives ('1' is the rows a table held when
+ * it became a source): most likely a value meant for the column after it.
+ */
+static void
+check_given_stamp(Relation rel, StampCache *cache, FullTransactionId given)
+{
+	const char *name = RelationGetRelationName(rel);
+
+	if (U64FromFullTransactionId(given) == 1 ||
+		U64FromFullTransactionId(given) >= U64FromFullTransactionId(FirstNormalFullTransactionId))
+		return;
+	if (cache->next_column)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
+						U64FromFullTransactionId(given), AUTOCDC_XID_COLUMN, name),
+				 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s, which reads text that is not a number as 0.",
+						   cache->next_column, AUTOCDC_XID_COLUMN, cache->next_column,
+						   AUTOCDC_XID_COLUMN),
+				 errhint("Name the columns (INSERT INTO %s (...) VALUES ..., COPY %s (...) FROM ...), or give DEFAULT in the place of %s.",
+						 quote_identifier(name), quote_identifier(name), AUTOCDC_XID_COLUMN)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
+					U64FromFullTransactionId(given), AUTOCDC_XID_COLUMN, name),
+			 errdetail("The column records the transaction that inserted each row (it reads text that is not a number as 0)."),
+			 errhint("Leave the column out of the INSERT or COPY, or give DEFAULT.")));
 }
 
 /*
@@ -158,6 +208,9 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 	{
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(StampCache));
 		cache->attnum = xid_column(RelationGetDescr(rel));
+		if (cache->attnum > 0)
+			cache->next_column = column_after(RelationGetDescr(rel), cache->attnum,
+											  fcinfo->flinfo->fn_mcxt);
 		if (cache->attnum <= 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -186,6 +239,7 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		!FullTransactionIdEquals(DatumGetFullTransactionId(value), own))
 	{
 		/* a stamp given explicitly (the column's default gives `own`) */
+		check_given_stamp(rel, cache, DatumGetFullTransactionId(value));
 		if (!cache->decided)
 		{
 			cache->keep_given = !read_here(rel);
