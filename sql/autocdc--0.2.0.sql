@@ -490,3 +490,16 @@ GRANT SELECT ON autocdc.run_history TO PUBLIC;
 ALTER TABLE autocdc.run_history ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_runs ON autocdc.run_history FOR SELECT
     USING (pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+
+-- issue 18: loading sources
+-- A column added to a table source comes after __autocdc_xid: INSERT ...
+-- VALUES and COPY without a column list would put its value there.  ALTER
+-- TABLE warns, with the column list to use (src/source_columns.c).
+CREATE FUNCTION autocdc._on_alter_table_end()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_alter_table_end'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_alter_table_end ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE')
+    EXECUTE FUNCTION autocdc._on_alter_table_end();

@@ -145,8 +145,9 @@ check_given_stamp(Relation rel, StampCache *cache, FullTransactionId given)
 				 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s, which reads text that is not a number as 0.",
 						   cache->next_column, AUTOCDC_XID_COLUMN, cache->next_column,
 						   AUTOCDC_XID_COLUMN),
-				 errhint("Name the columns (INSERT INTO %s (...) VALUES ..., COPY %s (...) FROM ...), or give DEFAULT in the place of %s.",
-						 quote_identifier(name), quote_identifier(name), AUTOCDC_XID_COLUMN)));
+				 errhint("Name the columns, as in INSERT INTO %s %s VALUES (...), or give DEFAULT in the place of %s.",
+						 acdc_rel_qualified_name(RelationGetRelid(rel)),
+						 acdc_source_user_columns(RelationGetRelid(rel)), AUTOCDC_XID_COLUMN)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",

@@ -114,12 +114,14 @@ SELECT * FROM cur WHERE id IN (1, 10) ORDER BY id;
 SELECT * FROM log WHERE id IN (1, 10) ORDER BY id, seq;
 
 -- A column added to the source after its flows were made comes after
--- __autocdc_xid: without a column list, a value meant for it lands in
--- __autocdc_xid.  An integer is refused by PostgreSQL; text, which xid8
--- reads as 0 on PostgreSQL 15, is refused by autocdc rather than lost.
+-- __autocdc_xid (ALTER TABLE warns): without a column list, a value meant
+-- for it lands in __autocdc_xid.  An integer is refused by PostgreSQL;
+-- text, which xid8 reads as 0 on PostgreSQL 15, is refused by autocdc.
+-- Text that is a number is taken for a stamp, replaced, and lost.
 ALTER TABLE stg ADD COLUMN note text;
 INSERT INTO stg VALUES (11, 'eleven', 1, 42);
 INSERT INTO stg VALUES (11, 'eleven', 1, 'a note');
+INSERT INTO stg VALUES (10, 'ten', 2, '42');
 COPY stg FROM STDIN (FORMAT csv);
 11,eleven,1,a note
 \.
@@ -131,9 +133,22 @@ COPY stg (id, name, seq, note) FROM STDIN (FORMAT csv);
 \.
 SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('ld') ORDER BY flow;
 SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('ld') ORDER BY flow;
-SELECT id, name, note FROM stg WHERE id >= 11 ORDER BY id;
+SELECT id, name, seq, note FROM stg WHERE id >= 10 ORDER BY id, seq;
 SELECT * FROM read_once;
 -- A table with no column after __autocdc_xid says so too.
 INSERT INTO stg2 VALUES (14, 'fourteen', 1, 'oops');
+-- ALTER TABLE warns once for a partitioned source, only for columns after
+-- __autocdc_xid, and not for a table that is no source.
+CREATE TABLE pstg (id int, name text, seq int) PARTITION BY RANGE (id);
+CREATE TABLE pstg_1 PARTITION OF pstg FOR VALUES FROM (1) TO (100);
+CREATE TABLE plog (id int, name text, seq int);
+SELECT autocdc.create_append_flow(target => 'plog', source => 'pstg', pipeline => 'ldp');
+ALTER TABLE pstg ADD COLUMN a text, ADD COLUMN b int;
+ALTER TABLE pstg_1 ALTER COLUMN a SET DEFAULT 'x';
+ALTER TABLE plain ADD COLUMN note text;
+INSERT INTO pstg (id, name, seq, a, b) VALUES (1, 'one', 1, 'a', 2);
+INSERT INTO pstg VALUES (2, 'two', 1, DEFAULT, 'a', 2);
+SELECT flow, rows_read, status FROM autocdc.run('ldp');
+SELECT id, name, a, b FROM pstg ORDER BY id;
 
 DROP SCHEMA ld CASCADE;
