@@ -11,10 +11,12 @@
  * (pg_restore's COPY into a table made anew), whose stamps say which rows
  * were read before the dump.
  *
- * A stamp below every transaction id but '1' is refused: on PostgreSQL 15
- * xid8's input reads any text that is not a number as 0, so a value meant
- * for a column added after __autocdc_xid (INSERT ... VALUES without a
- * column list) would land there and be lost without a word.
+ * A column added to a source comes after __autocdc_xid, and a value given
+ * for it without a column list lands in __autocdc_xid (PostgreSQL 15's
+ * xid8 reads text that is not a number as 0).  Replaced, it would be lost
+ * without a word; so where a column follows __autocdc_xid, a stamp that
+ * would be replaced is refused (not on logical replication's apply, which
+ * sets columns by name), and so is, anywhere, a stamp no transaction gives.
  *
  * A row inserted after a run in the run's own transaction is stamped NULL:
  * the run's checkpoint could tell it apart by command id only, which a
@@ -126,33 +128,44 @@ column_after(TupleDesc desc, int attnum, MemoryContext cxt)
 }
 
 /*
+ * Refuses a value given for __autocdc_xid where a column comes after it:
+ * most likely a value meant for that column.
+ */
+static void
+refuse_misplaced(Relation rel, StampCache *cache)
+{
+	char	   *qname = acdc_rel_qualified_name(RelationGetRelid(rel));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_GENERATED_ALWAYS),
+			 errmsg("cannot insert a non-DEFAULT value into column %s of source \"%s\"",
+					AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
+			 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s.",
+					   cache->next_column, AUTOCDC_XID_COLUMN, cache->next_column,
+					   AUTOCDC_XID_COLUMN),
+			 errhint("Name the columns, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in the place of %s.",
+					 qname, acdc_source_user_columns(RelationGetRelid(rel)),
+					 AUTOCDC_XID_COLUMN)));
+}
+
+/*
  * Refuses a stamp no transaction gives ('1' is the rows a table held when
- * it became a source): most likely a value meant for the column after it.
+ * it became a source): a value meant for another column, or an extra one.
  */
 static void
 check_given_stamp(Relation rel, StampCache *cache, FullTransactionId given)
 {
-	const char *name = RelationGetRelationName(rel);
-
 	if (U64FromFullTransactionId(given) == 1 ||
 		U64FromFullTransactionId(given) >= U64FromFullTransactionId(FirstNormalFullTransactionId))
 		return;
 	if (cache->next_column)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
-						U64FromFullTransactionId(given), AUTOCDC_XID_COLUMN, name),
-				 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s, which reads text that is not a number as 0.",
-						   cache->next_column, AUTOCDC_XID_COLUMN, cache->next_column,
-						   AUTOCDC_XID_COLUMN),
-				 errhint("Name the columns, as in INSERT INTO %s %s VALUES (...), or give DEFAULT in the place of %s.",
-						 acdc_rel_qualified_name(RelationGetRelid(rel)),
-						 acdc_source_user_columns(RelationGetRelid(rel)), AUTOCDC_XID_COLUMN)));
+		refuse_misplaced(rel, cache);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
-					U64FromFullTransactionId(given), AUTOCDC_XID_COLUMN, name),
-			 errdetail("The column records the transaction that inserted each row (it reads text that is not a number as 0)."),
+					U64FromFullTransactionId(given), AUTOCDC_XID_COLUMN,
+					RelationGetRelationName(rel)),
+			 errdetail("The column records the transaction that inserted each row; text that is not a number reads as 0 there."),
 			 errhint("Leave the column out of the INSERT or COPY, or give DEFAULT.")));
 }
 
@@ -248,6 +261,8 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		}
 		if (cache->keep_given)
 			return PointerGetDatum(trigdata->tg_trigtuple);
+		if (cache->next_column && SessionReplicationRole != SESSION_REPLICATION_ROLE_REPLICA)
+			refuse_misplaced(rel, cache);
 	}
 	isnull = sources_read_this_xact != NIL && read_in_this_xact(cache->rels);
 	value = FullTransactionIdGetDatum(own);

@@ -4,7 +4,8 @@
 # and from a table that is itself an autocdc source on the publisher, with
 # and without a column list leaving out __autocdc_xid: without one the
 # publisher's stamps (its transaction ids, meaningless on the subscriber)
-# arrive with the rows, and the subscriber stamps them anew.  The
+# arrive with the rows, and the subscriber stamps them anew (also once a
+# column there comes after __autocdc_xid).  The
 # subscriber's transaction counter is ahead, so a publisher's stamp kept
 # would look read already.
 use strict;
@@ -98,6 +99,11 @@ is(run_sub(), 'cur=2/2 success, log_cols=2/2 success, log_full=2/2 success, log_
 	'rows applied by the subscription are read');
 is(run_sub(), 'cur=0/0 success, log_cols=0/0 success, log_full=0/0 success, log_plain=0/0 success',
 	'and only once');
+
+# A column added to the subscriber's src_full after its flow comes after
+# __autocdc_xid: the publisher's stamps, applied by name, are still
+# replaced (only a value given by position would be refused).
+$sub->safe_psql('postgres', 'ALTER TABLE src_full ADD COLUMN note text');
 
 # Rows of several transactions applied between two runs.
 load(q{(5, 'five', 1)});
