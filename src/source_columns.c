@@ -7,17 +7,15 @@
  * source, so INSERT ... VALUES and COPY without a column list go on giving
  * the user's columns.  A column added later comes after it: from then on a
  * value given without a column list for the new column lands in
- * __autocdc_xid.  An integer is refused by PostgreSQL and text that is not
- * a number by the stamp trigger (stamp.c), but text that is a number would
- * be taken for a stamp and replaced, and the value lost; PostgreSQL cannot
- * move a column.  So ALTER TABLE says so at once, with the column list to
- * use.
+ * __autocdc_xid.  PostgreSQL refuses an integer there, the stamp trigger
+ * (stamp.c) any other value once a flow read the table; but PostgreSQL
+ * cannot move a column, so ALTER TABLE says so at once, with the column
+ * list to use.
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
 #include "source_read.h"
 
-#include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_class.h"
 #include "commands/event_trigger.h"
@@ -28,7 +26,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(autocdc_on_alter_table_end);
 
@@ -111,7 +108,8 @@ autocdc_on_alter_table_end(PG_FUNCTION_ARGS)
 			CollectedATSubcmd *sub = lfirst(lc);
 			AlterTableCmd *at = (AlterTableCmd *) sub->parsetree;
 
-			if (IsA(at, AlterTableCmd) && (at->subtype == AT_AddColumn || at->subtype == AT_AddColumnRecurse) &&
+			if (IsA(at, AlterTableCmd) &&
+				(at->subtype == AT_AddColumn || at->subtype == AT_AddColumnRecurse) &&
 				sub->address.classId == RelationRelationId &&
 				sub->address.objectId == cmd->d.alterTable.objectId &&
 				sub->address.objectSubId > 0)

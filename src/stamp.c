@@ -222,9 +222,6 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 	{
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(StampCache));
 		cache->attnum = xid_column(RelationGetDescr(rel));
-		if (cache->attnum > 0)
-			cache->next_column = column_after(RelationGetDescr(rel), cache->attnum,
-											  fcinfo->flinfo->fn_mcxt);
 		if (cache->attnum <= 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -234,6 +231,8 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 					 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8, or drop the table's flows and then the trigger %s.",
 							 quote_identifier(RelationGetRelationName(rel)), AUTOCDC_XID_COLUMN,
 							 AUTOCDC_STAMP_TRIGGER)));
+		cache->next_column = column_after(RelationGetDescr(rel), cache->attnum,
+										  fcinfo->flinfo->fn_mcxt);
 		{
 			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 
@@ -261,6 +260,7 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		}
 		if (cache->keep_given)
 			return PointerGetDatum(trigdata->tg_trigtuple);
+		/* likely meant for the column after it; the apply sets columns by name */
 		if (cache->next_column && SessionReplicationRole != SESSION_REPLICATION_ROLE_REPLICA)
 			refuse_misplaced(rel, cache);
 	}
