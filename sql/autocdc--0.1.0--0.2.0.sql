@@ -454,3 +454,16 @@ COMMENT ON PROCEDURE autocdc.refresh(text, boolean, text[])
     IS 'run the flows as autocdc.run() does, commit what succeeded, then raise an error if a flow failed';
 -- Rows a flow's expectations rejected (none has any yet: always 0).
 ALTER TABLE autocdc.event_log ADD COLUMN rows_dropped bigint NOT NULL DEFAULT 0;
+
+-- issue 18: loading sources
+-- A column added to a table source comes after __autocdc_xid: INSERT ...
+-- VALUES and COPY without a column list would put its value there.  ALTER
+-- TABLE warns, with the column list to use (src/source_columns.c).
+CREATE FUNCTION autocdc._on_alter_table_end()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'autocdc_on_alter_table_end'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER autocdc_alter_table_end ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE')
+    EXECUTE FUNCTION autocdc._on_alter_table_end();

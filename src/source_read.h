@@ -40,6 +40,9 @@ extern void acdc_stamp_note_run_reads(Oid source);
 extern void acdc_stamp_check_trigger(FlowDef *flow, bool refuse_missing);
 extern void acdc_stamp_unstamped_rows(FlowDef *flow, bool whole);
 
+/* "(a, b)": a table source's columns but __autocdc_xid (source_columns.c). */
+extern char *acdc_source_user_columns(Oid relid);
+
 #define SRC_ALIAS "__autocdc_src"
 
 #endif							/* AUTOCDC_SOURCE_READ_H */

@@ -11,6 +11,13 @@
  * (pg_restore's COPY into a table made anew), whose stamps say which rows
  * were read before the dump.
  *
+ * A column added to a source comes after __autocdc_xid, and a value given
+ * for it without a column list lands in __autocdc_xid (PostgreSQL 15's
+ * xid8 reads text that is not a number as 0).  Replaced, it would be lost
+ * without a word; so where a column follows __autocdc_xid, a stamp that
+ * would be replaced is refused (not on logical replication's apply, which
+ * sets columns by name), and so is, anywhere, a stamp no transaction gives.
+ *
  * A row inserted after a run in the run's own transaction is stamped NULL:
  * the run's checkpoint could tell it apart by command id only, which a
  * dump loses.  The next run stamps it and reads it.
@@ -87,6 +94,7 @@ read_in_this_xact(List *self_and_ancestors)
 typedef struct StampCache
 {
 	int			attnum;			/* of __autocdc_xid */
+	char	   *next_column;	/* the first column after it, or NULL */
 	List	   *rels;			/* the table and its partition ancestors */
 	bool		decided;		/* keep_given below is known */
 	bool		keep_given;		/* given stamps are a restore's: kept */
@@ -103,6 +111,62 @@ xid_column(TupleDesc desc)
 			return i + 1;
 	}
 	return 0;
+}
+
+/* The name of the first column after attnum, or NULL (in cxt). */
+static char *
+column_after(TupleDesc desc, int attnum, MemoryContext cxt)
+{
+	for (int i = attnum; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped)
+			return MemoryContextStrdup(cxt, NameStr(att->attname));
+	}
+	return NULL;
+}
+
+/*
+ * Refuses a value given for __autocdc_xid where a column comes after it:
+ * most likely a value meant for that column.
+ */
+static void
+refuse_misplaced(Relation rel, StampCache *cache)
+{
+	char	   *qname = acdc_rel_qualified_name(RelationGetRelid(rel));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_GENERATED_ALWAYS),
+			 errmsg("cannot insert a non-DEFAULT value into column %s of source \"%s\"",
+					AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
+			 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s.",
+					   cache->next_column, AUTOCDC_XID_COLUMN, cache->next_column,
+					   AUTOCDC_XID_COLUMN),
+			 errhint("Name the columns, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in the place of %s.",
+					 qname, acdc_source_user_columns(RelationGetRelid(rel)),
+					 AUTOCDC_XID_COLUMN)));
+}
+
+/*
+ * Refuses a stamp no transaction gives ('1' is the rows a table held when
+ * it became a source): a value meant for another column, or an extra one.
+ */
+static void
+check_given_stamp(Relation rel, StampCache *cache, FullTransactionId given)
+{
+	if (U64FromFullTransactionId(given) == 1 ||
+		U64FromFullTransactionId(given) >= U64FromFullTransactionId(FirstNormalFullTransactionId))
+		return;
+	if (cache->next_column)
+		refuse_misplaced(rel, cache);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
+					U64FromFullTransactionId(given), AUTOCDC_XID_COLUMN,
+					RelationGetRelationName(rel)),
+			 errdetail("The column records the transaction that inserted each row; text that is not a number reads as 0 there."),
+			 errhint("Leave the column out of the INSERT or COPY, or give DEFAULT.")));
 }
 
 /*
@@ -167,6 +231,8 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 					 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8, or drop the table's flows and then the trigger %s.",
 							 quote_identifier(RelationGetRelationName(rel)), AUTOCDC_XID_COLUMN,
 							 AUTOCDC_STAMP_TRIGGER)));
+		cache->next_column = column_after(RelationGetDescr(rel), cache->attnum,
+										  fcinfo->flinfo->fn_mcxt);
 		{
 			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 
@@ -186,6 +252,7 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		!FullTransactionIdEquals(DatumGetFullTransactionId(value), own))
 	{
 		/* a stamp given explicitly (the column's default gives `own`) */
+		check_given_stamp(rel, cache, DatumGetFullTransactionId(value));
 		if (!cache->decided)
 		{
 			cache->keep_given = !read_here(rel);
@@ -193,6 +260,9 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		}
 		if (cache->keep_given)
 			return PointerGetDatum(trigdata->tg_trigtuple);
+		/* likely meant for the column after it; the apply sets columns by name */
+		if (cache->next_column && SessionReplicationRole != SESSION_REPLICATION_ROLE_REPLICA)
+			refuse_misplaced(rel, cache);
 	}
 	isnull = sources_read_this_xact != NIL && read_in_this_xact(cache->rels);
 	value = FullTransactionIdGetDatum(own);

@@ -87,7 +87,7 @@ INSERT INTO events_2023 VALUES (3, 'too late');
 SELECT flow, rows_read, status FROM autocdc.run('app');
 -- Schema evolution: a column the source gains is added to the target.
 ALTER TABLE events_live ADD COLUMN region text;
-INSERT INTO events_live VALUES ('live three', 12, 'eu');
+INSERT INTO events_live (payload, id, region) VALUES ('live three', 12, 'eu');
 SELECT flow, rows_read, status FROM autocdc.run('app');
 SELECT * FROM events ORDER BY id;
 -- A type the target cannot take is an error.

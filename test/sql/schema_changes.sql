@@ -15,7 +15,7 @@ SELECT rows_upserted, status FROM autocdc.run('chg');
 
 -- A column added to the source: the flow keeps writing its own columns.
 ALTER TABLE src ADD COLUMN c text;
-INSERT INTO src VALUES (2, 'y', 2, 'U', 1, 'new column');
+INSERT INTO src (id, a, b, op, seq, c) VALUES (2, 'y', 2, 'U', 1, 'new column');
 SELECT rows_upserted, status FROM autocdc.run('chg');
 SELECT * FROM tgt ORDER BY id;
 
