@@ -9,9 +9,10 @@
 #   caller, with its bin/ first on PATH (the TAP tests start their nodes
 #   from PATH).
 set -eu
-# The tests' expected output is written for a UTF-8 cluster in C.UTF-8.
-export LC_ALL=C.UTF-8
-unset LANG LANGUAGE
+# The tests' expected output is written for a UTF-8 cluster in C.UTF-8
+# (LANG too: the TAP tests' PostgreSQL::Test::Utils drops LC_ALL).
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+unset LANGUAGE
 # A free port of our own, so that parallel clusters do not collide.
 if [ -z "${PGPORT:-}" ]; then
     PGPORT=$(perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die; print $s->sockport')

@@ -40,7 +40,8 @@ sub install_autocdc
 
 my $node = PostgreSQL::Test::Cluster->new('collation_upgrade', install_path => $inst);
 install_autocdc("$old/autocdc.so", "$old/autocdc.control", glob("$old/sql/autocdc--*.sql"));
-$node->init;
+# UTF-8 whatever the environment: ICU collations need it.
+$node->init(extra => ['--encoding=UTF8', '--locale=C']);
 $node->start;
 my ($up, $new) = ('from_010', 'fresh_020');
 $node->safe_psql('postgres', "CREATE DATABASE $_") for ($up, $new);
