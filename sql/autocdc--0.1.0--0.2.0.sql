@@ -428,3 +428,17 @@ GRANT SELECT ON autocdc.run_history TO PUBLIC;
 ALTER TABLE autocdc.run_history ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_runs ON autocdc.run_history FOR SELECT
     USING (pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+
+-- issue 18: progress
+-- What each flow running in this database does now, from shared memory
+-- (autocdc preloaded; without it, no row: pg_stat_activity shows the run).
+-- Another role's run shows its pid and start only (README, autocdc.progress).
+CREATE FUNCTION autocdc._progress(OUT pid int, OUT pipeline text, OUT flow text,
+                                  OUT phase text, OUT events_read bigint,
+                                  OUT rows_written bigint, OUT started_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'autocdc_progress'
+LANGUAGE C VOLATILE;
+CREATE VIEW autocdc.progress AS SELECT * FROM autocdc._progress();
+GRANT SELECT ON autocdc.progress TO PUBLIC;
+COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';
