@@ -11,9 +11,10 @@
  * taken, and the counters are updated per batch of events, per write
  * statement or per phase, never per event.
  *
- * A run worker, and any backend when autocdc is not preloaded, also shows
- * the flow and phase as its pg_stat_activity query text; the text it
- * replaced (the caller's query) is put back when the flow ends.
+ * When autocdc is not preloaded there is no such memory: a backend shows
+ * the flow and phase as its pg_stat_activity query text instead, and puts
+ * the text it replaced (the caller's query) back when the flow ends.  (A
+ * run worker, only ever preloaded, keeps "autocdc run of pipeline p".)
  *
  * What this backend runs is known here only between a flow's begin and
  * its end, or the abort of the (sub)transaction it began in: transaction
@@ -21,7 +22,6 @@
  *-------------------------------------------------------------------------
  */
 #include "progress.h"
-#include "worker.h"
 
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
@@ -270,8 +270,8 @@ acdc_progress_flow_begin(FlowDef *f)
 		callbacks_registered = true;
 	}
 	end_flow();
-	/* a run worker's query text is autocdc's own; a session's only when nothing else shows */
-	mine.report_activity = slot == NULL || autocdc_scheduled_run_id != 0;
+	/* the caller's query text is replaced only when nothing else shows the run */
+	mine.report_activity = slot == NULL;
 	if (mine.report_activity && MyBEEntry && pgstat_track_activities)
 	{
 		mine.saved_activity = MemoryContextStrdup(TopMemoryContext,

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  * progress.h
  *	  What a run is doing now, for other sessions (progress.c): the view
- *	  autocdc.progress when autocdc is preloaded, and pg_stat_activity's
- *	  query text of a run worker or of a session without it.
+ *	  autocdc.progress when autocdc is preloaded, else pg_stat_activity's
+ *	  query text of the session running it.
  *-------------------------------------------------------------------------
  */
 #ifndef AUTOCDC_PROGRESS_H
