@@ -363,7 +363,7 @@ may_see(ProgressSlot *s)
 
 	return has_privs_of_role(me, ROLE_PG_READ_ALL_STATS) ||
 		(OidIsValid(s->pipeline_owner) && has_privs_of_role(me, s->pipeline_owner)) ||
-		has_privs_of_role(me, s->flow_owner);
+		(OidIsValid(s->flow_owner) && has_privs_of_role(me, s->flow_owner));
 }
 
 PG_FUNCTION_INFO_V1(autocdc_progress);
@@ -388,7 +388,8 @@ autocdc_progress(PG_FUNCTION_ARGS)
 		bool		nulls[7] = {0};
 
 		slot_read(&progress->slots[i], &s);
-		if (s.pid == 0 || s.dboid != MyDatabaseId)
+		if (s.pid == 0 || s.dboid != MyDatabaseId ||
+			s.phase < 0 || s.phase >= lengthof(phase_names))
 			continue;
 		values[0] = Int32GetDatum(s.pid);
 		values[6] = TimestampTzGetDatum(s.started_at);
