@@ -1,7 +1,8 @@
 # What other sessions see of a run (README, autocdc.progress).  Without
 # preloading: autocdc.progress has no row, and the session's
 # pg_stat_activity query text shows the flow and its phase while the flow
-# runs, its own query again once the flow has ended, well or not.  With
+# runs, its own query again once the flow has ended, well or not (a
+# failure, a cancel).  With
 # preloading: a scheduled run shows in autocdc.progress, and the launcher,
 # the scheduler and the run worker in pg_stat_activity under their names.
 use strict;
@@ -66,6 +67,19 @@ $query
 watch_manual_run('pr', 'pr_f', 'not preloaded');
 watch_manual_run('pr_fail', 'pr_fail_f', 'not preloaded, a failing flow');
 is(sql(q{SELECT status FROM autocdc.event_log WHERE flow = 'pr_fail_f'}), 'failed', 'that flow failed');
+
+# A run cancelled in its flow (statement_timeout): the session, idle again,
+# shows its own query as its last.
+my $cancelled = q{SELECT * FROM autocdc.run('pr_fail');};
+$holder->query_safe(q{SELECT pg_advisory_lock(4242)});
+$runner->query_until(qr/started/, qq{\\echo started
+SET statement_timeout = '1s';
+$cancelled
+});
+ok($node->poll_query_until('postgres', qq{SELECT count(*) = 1 FROM pg_stat_activity
+	WHERE state = 'idle' AND query = \$q\$$cancelled\$q\$}),
+	'not preloaded, a cancelled run: the session shows its own query again');
+$holder->query_safe(q{SELECT pg_advisory_unlock(4242)});
 $runner->quit;
 
 # Preloaded: the run worker's flow in autocdc.progress.
