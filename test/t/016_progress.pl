@@ -91,8 +91,9 @@ $node->restart;
 $holder = $node->background_psql('postgres');
 $holder->query_safe(q{SELECT pg_advisory_lock(4242)});
 sql(q{INSERT INTO pr_src VALUES (2, 'v12', 12); SELECT autocdc.schedule('pr', '1 hour')});
-ok($node->poll_query_until('postgres', q{SELECT count(*) = 1 FROM autocdc.progress}),
-	'preloaded: a scheduled run shows in autocdc.progress');
+ok($node->poll_query_until('postgres', q{SELECT count(*) = 1
+	FROM autocdc.progress p JOIN pg_stat_activity a USING (pid) WHERE a.wait_event_type = 'Lock'}),
+	'preloaded: a scheduled run waiting in its flow shows in autocdc.progress');
 is(sql(q{SELECT p.pipeline || '|' || p.flow || '|' || p.phase || '|' || p.events_read || '|' ||
 	             p.rows_written || '|' || a.backend_type || '|' || a.query
 	        FROM autocdc.progress p JOIN pg_stat_activity a USING (pid)}),
