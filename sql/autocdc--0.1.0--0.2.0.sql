@@ -467,3 +467,17 @@ LANGUAGE C;
 CREATE EVENT TRIGGER autocdc_alter_table_end ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE')
     EXECUTE FUNCTION autocdc._on_alter_table_end();
+
+-- issue 18: progress
+-- What each flow running in this database does now, from shared memory
+-- (autocdc preloaded; without it, no row: pg_stat_activity shows the run).
+-- Another role's run shows its pid and start only (README, autocdc.progress).
+CREATE FUNCTION autocdc._progress(OUT pid int, OUT pipeline text, OUT flow text,
+                                  OUT phase text, OUT events_read bigint,
+                                  OUT rows_written bigint, OUT started_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'autocdc_progress'
+LANGUAGE C VOLATILE;
+CREATE VIEW autocdc.progress AS SELECT * FROM autocdc._progress();
+GRANT SELECT ON autocdc.progress TO PUBLIC;
+COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';

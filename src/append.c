@@ -8,6 +8,7 @@
  */
 #include "append.h"
 #include "define.h"
+#include "progress.h"
 
 #include "access/relation.h"
 #include "catalog/pg_type.h"
@@ -107,7 +108,10 @@ acdc_append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	acdc_read_append_from(&sql, f, p);
 
 	acdc_read_params_arrays(p, types, values, nulls);
+	acdc_progress_phase(ACDC_PHASE_APPENDING);
 	acdc_spi_exec(sql.data, READ_NPARAMS, types, values, nulls, false);
 	counts->read = SPI_processed;
 	counts->upserted = SPI_processed;
+	acdc_progress_add_events(counts->read);
+	acdc_progress_add_rows(counts->upserted);
 }

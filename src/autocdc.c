@@ -4,6 +4,7 @@
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
+#include "progress.h"
 #include "worker.h"
 
 #include <limits.h>
@@ -118,6 +119,7 @@ _PG_init(void)
 		autocdc_preloaded = true;
 		autocdc_register_launcher();
 		acdc_manual_runs_init();
+		acdc_progress_init();
 	}
 }
 

@@ -12,6 +12,7 @@
  *-------------------------------------------------------------------------
  */
 #include "events.h"
+#include "progress.h"
 #include "relation.h"
 #include "validate.h"
 
@@ -161,8 +162,13 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContext old;
 	char		kind;
 
-	if ((++ev->nread & 0xFFFF) == 0)
-		CHECK_FOR_INTERRUPTS();
+	/* other sessions see the count per batch (progress.c) */
+	if ((++ev->nread & (ACDC_PROGRESS_EVENTS_BATCH - 1)) == 0)
+	{
+		acdc_progress_add_events(ACDC_PROGRESS_EVENTS_BATCH);
+		if ((ev->nread & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
 	slot_getallattrs(slot);
 	/* a NULL sequence is the first of the bad inputs: raised at once */
 	if (event_att_null(ev, slot, ev->seq_att))
@@ -372,11 +378,14 @@ acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_t
 	recv.ev = ev;
 	recv.allow_truncate = allow_truncate;
 	INSTR_TIME_SET_CURRENT(t0);
+	acdc_progress_phase(ACDC_PHASE_READING);
 	acdc_read_execute(events_sql, p, (DestReceiver *) &recv);
+	acdc_progress_add_events(ev->nread & (ACDC_PROGRESS_EVENTS_BATCH - 1));
 	if (recv.null_key)
 		acdc_validate_raise(f, "null_key", recv.null_key, recv.null_key_seq);
 	INSTR_TIME_SET_CURRENT(t1);
 
+	acdc_progress_phase(ACDC_PHASE_SORTING);
 	old = MemoryContextSwitchTo(cxt);
 	tuplesort_performsort(ev->sort);
 	{

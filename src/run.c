@@ -18,6 +18,7 @@
 #include "append.h"
 #include "collation.h"
 #include "expr_pin.h"
+#include "progress.h"
 #include "scd1.h"
 #include "snapshot.h"
 #include "scd2.h"
@@ -409,6 +410,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	autocdc_unbecome(&sw);
 
+	acdc_progress_phase(ACDC_PHASE_CHECKPOINT);
 	if (new_t && (truncate_before == NULL || strcmp(new_t, truncate_before) != 0))
 		acdc_catalog_set_truncate_seq(f->target, new_t);
 	acdc_catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid, version);
@@ -479,13 +481,19 @@ run_unit_flows(void *arg)
 	ListCell   *lc;
 
 	if (u->refresh)
+	{
+		acdc_progress_flow_begin(((FlowResult *) linitial(u->results))->flow);
+		acdc_progress_phase(ACDC_PHASE_EMPTYING);
 		reset_target(((FlowResult *) linitial(u->results))->flow);
+	}
 	foreach(lc, u->results)
 	{
 		FlowResult *r = lfirst(lc);
 
 		r->started = GetCurrentTimestamp();
+		acdc_progress_flow_begin(r->flow);
 		run_flow(r, u->refresh);
+		acdc_progress_flow_end();
 		r->finished = GetCurrentTimestamp();
 	}
 }

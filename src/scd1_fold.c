@@ -22,6 +22,7 @@
  */
 #include "scd1.h"
 #include "events.h"
+#include "progress.h"
 #include "scd1_write.h"
 #include "validate.h"
 
@@ -545,6 +546,7 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	opts.read_only = false;
 	opts.dest = (DestReceiver *) &F;
 	INSTR_TIME_SET_CURRENT(t0);
+	acdc_progress_phase(ACDC_PHASE_FOLDING);
 	rc = SPI_execute_extended(state_statement(&F), &opts);
 	if (rc < 0)
 		elog(ERROR, "autocdc: SPI failed (%s) reading the state of flow \"%s\"",
@@ -552,7 +554,9 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	if (F.next_key != ev->nkeysets || acdc_events_next(ev) != NULL)
 		elog(ERROR, "autocdc: flow \"%s\" folded %u of %u keys", f->name, F.next_key, ev->nkeysets);
 	INSTR_TIME_SET_CURRENT(t1);
+	acdc_progress_phase(ACDC_PHASE_WRITING);
 	acdc_scd1_writes_finish(&F.w, counts);
+	acdc_progress_add_rows(counts->upserted + counts->deleted);
 	INSTR_TIME_SET_CURRENT(t2);
 	INSTR_TIME_SUBTRACT(t2, t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
@@ -564,7 +568,13 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	acdc_events_end(ev);
 
 	if (truncated)
-		counts->deleted += acdc_scd1_write_truncate(f, new_t);
+	{
+		int64		deleted = acdc_scd1_write_truncate(f, new_t);
+
+		counts->deleted += deleted;
+		acdc_progress_add_rows(deleted);
+	}
+	acdc_progress_phase(ACDC_PHASE_PURGING);
 	acdc_scd1_purge_tombstones(f);
 	return new_t;
 }

@@ -21,6 +21,7 @@
  */
 #include "retention.h"
 #include "scd2_fold.h"
+#include "progress.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -371,7 +372,9 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 
 		instr_time	t[4];
 		uint32		first = k;
+		int64		written = counts->upserted + counts->deleted;
 
+		acdc_progress_phase(ACDC_PHASE_FOLDING);
 		oldcxt = MemoryContextSwitchTo(chunk_cxt);
 		INSTR_TIME_SET_CURRENT(t[0]);
 		k = load_chunk(&F, k, bound, chunk_cxt);
@@ -392,7 +395,9 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 			i = n;
 		}
 		INSTR_TIME_SET_CURRENT(t[3]);
+		acdc_progress_phase(ACDC_PHASE_WRITING);
 		acdc_write_all(&F, old, nold, nv, nnew, counts);
+		acdc_progress_add_rows(counts->upserted + counts->deleted - written);
 		INSTR_TIME_SET_CURRENT(t[0]);
 		INSTR_TIME_SUBTRACT(t[0], t[3]);
 		INSTR_TIME_SUBTRACT(t[3], t[2]);
@@ -446,5 +451,7 @@ acdc_scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	fold_chunks(f, p, events.data, &c, counts);
 	counts->read += below.read;
 	counts->skipped += below.skipped;
+	acdc_progress_add_events(below.read);
+	acdc_progress_phase(ACDC_PHASE_PURGING);
 	acdc_scd2_purge_tombstones(f);
 }

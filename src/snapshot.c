@@ -20,6 +20,7 @@
  */
 #include "snapshot.h"
 #include "collation.h"
+#include "progress.h"
 #include "scd1.h"
 #include "scd2.h"
 #include "validate.h"
@@ -205,6 +206,7 @@ apply_one(FlowDef *f, Oid snap, const char *version, FlowCounts *total)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("snapshot %s of flow \"%s\" does not exist", version, f->name)));
+	acdc_progress_phase(ACDC_PHASE_SNAPSHOT_CHECK);
 	check_unique_keys(f, snap);
 	memset(&p, 0, sizeof(p));
 	p.events_sql = snapshot_events(f, snap, version);
@@ -216,6 +218,7 @@ apply_one(FlowDef *f, Oid snap, const char *version, FlowCounts *total)
 		new_t = acdc_scd1_apply(f, &p, &counts);
 		f->truncate_seq = new_t;
 		counts.read -= 1;		/* the truncate row is not a source row */
+		acdc_progress_add_events(-1);
 	}
 	total->read += counts.read;
 	total->upserted += counts.upserted;
@@ -277,6 +280,7 @@ acdc_snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 		char	   *version;
 
 		CHECK_FOR_INTERRUPTS();
+		acdc_progress_phase(ACDC_PHASE_SNAPSHOT_CALL);
 		values[0] = latest ? CStringGetTextDatum(latest) : (Datum) 0;
 		if (!latest)
 			nulls[0] = 'n';

@@ -25,6 +25,7 @@
  */
 #include "autocdc.h"
 #include "catalog.h"
+#include "progress.h"
 #include "source_read.h"
 
 #include "access/htup_details.h"
@@ -378,6 +379,8 @@ acdc_stamp_unstamped_rows(FlowDef *f, bool whole)
 	if (acdc_spi_bool(0, 1))
 	{
 		MemoryContext cxt = CurrentMemoryContext;
+
+		acdc_progress_phase(ACDC_PHASE_STAMPING);
 
 		/*
 		 * Rows another transaction holds (a concurrent run stamping them, a
