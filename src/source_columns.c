@@ -29,7 +29,10 @@
 
 PG_FUNCTION_INFO_V1(autocdc_on_alter_table_end);
 
-/* "(a, b, c)": the table's columns but __autocdc_xid, quoted. */
+/*
+ * "(a, b, c)": the columns a value may be given for, quoted: not
+ * __autocdc_xid, nor a generated column (INSERT and COPY refuse one).
+ */
 char *
 acdc_source_user_columns(Oid relid)
 {
@@ -42,7 +45,8 @@ acdc_source_user_columns(Oid relid)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
-		if (att->attisdropped || strcmp(NameStr(att->attname), AUTOCDC_XID_COLUMN) == 0)
+		if (att->attisdropped || att->attgenerated ||
+			strcmp(NameStr(att->attname), AUTOCDC_XID_COLUMN) == 0)
 			continue;
 		appendStringInfo(&list, "%s%s", list.len ? ", " : "(",
 						 quote_identifier(NameStr(att->attname)));
@@ -52,7 +56,10 @@ acdc_source_user_columns(Oid relid)
 	return list.data;
 }
 
-/* Warns if the column `attnum` added to the source `relid` comes after the stamp. */
+/*
+ * Warns if the column `attnum` added to the source `relid` comes after the
+ * stamp, unless it is generated: no value can be given for it.
+ */
 static void
 warn_if_after_stamp(Oid relid, AttrNumber attnum)
 {
@@ -61,6 +68,7 @@ warn_if_after_stamp(Oid relid, AttrNumber attnum)
 	char	   *columns;
 
 	if (xid == InvalidAttrNumber || attnum <= xid ||
+		get_attgenerated(relid, attnum) != '\0' ||
 		!OidIsValid(get_trigger_oid(relid, AUTOCDC_STAMP_TRIGGER, true)))
 		return;
 	qname = acdc_rel_qualified_name(relid);

@@ -114,7 +114,10 @@ xid_column(TupleDesc desc)
 	return 0;
 }
 
-/* The name of the first column after attnum, or NULL (in cxt). */
+/*
+ * The name of the first column after attnum a value may be given for (not
+ * a generated one), or NULL (in cxt).
+ */
 static char *
 column_after(TupleDesc desc, int attnum, MemoryContext cxt)
 {
@@ -122,7 +125,7 @@ column_after(TupleDesc desc, int attnum, MemoryContext cxt)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
-		if (!att->attisdropped)
+		if (!att->attisdropped && !att->attgenerated)
 			return MemoryContextStrdup(cxt, NameStr(att->attname));
 	}
 	return NULL;
