@@ -36,6 +36,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -153,6 +154,20 @@ refuse_misplaced(Relation rel, StampCache *cache)
 }
 
 /*
+ * Whether the row comes from a replication apply (PostgreSQL's subscription
+ * workers, or a background worker of another replication system), which
+ * sets columns by name: one in replica mode that is no client's session.
+ * A client that sets session_replication_role itself (to load in bulk
+ * without its triggers) still gives values by position.
+ */
+static bool
+applied_by_replication(void)
+{
+	return SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA &&
+		!AmRegularBackendProcess();
+}
+
+/*
  * Refuses a stamp no transaction gives ('1' is the rows a table held when
  * it became a source): a value meant for another column, or an extra one.
  */
@@ -265,7 +280,7 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		if (cache->keep_given)
 			return PointerGetDatum(trigdata->tg_trigtuple);
 		/* likely meant for the column after it; the apply sets columns by name */
-		if (cache->next_column && SessionReplicationRole != SESSION_REPLICATION_ROLE_REPLICA)
+		if (cache->next_column && !applied_by_replication())
 			refuse_misplaced(rel, cache);
 	}
 	isnull = sources_read_this_xact != NIL && read_in_this_xact(cache->rels);

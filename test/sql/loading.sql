@@ -129,6 +129,12 @@ COPY stg FROM STDIN (FORMAT csv);
 11,eleven,1,42,a note
 \.
 INSERT INTO stg SELECT * FROM stg WHERE id = 1;
+-- Also in a session that sets replica mode itself (to load without its
+-- triggers): only a replication apply, no client's session, sets columns
+-- by name.
+SET session_replication_role = replica;
+INSERT INTO stg VALUES (10, 'ten', 2, '42');
+RESET session_replication_role;
 -- Named columns, or DEFAULT in the place of __autocdc_xid, work.
 INSERT INTO stg VALUES (11, 'eleven', 1, DEFAULT, 'a note');
 INSERT INTO stg (id, name, seq, note) VALUES (12, 'twelve', 1, 'a note');
