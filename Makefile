@@ -42,7 +42,7 @@ $(error pg_config of PostgreSQL 15 not found (PG_CONFIG=$(PG_CONFIG)): install t
 endif
 ifneq ($(wildcard $(PGXS)),)
 ifeq ($(shell command -v $(firstword $(CC)) 2>/dev/null),)
-ifneq ($(filter-out $(SETUP_GOALS) clean distclean,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out $(SETUP_GOALS) clean distclean installcheck uninstall,$(or $(MAKECMDGOALS),all)),)
 $(error the C compiler $(firstword $(CC)) is not installed: install the package gcc (as root: apt-get install gcc))
 endif
 endif

@@ -467,6 +467,26 @@ autocdc_refuse_within_flow(const char *function)
 				 errdetail("It was called by code the flow set off, such as a trigger on its target or a function in its expressions.")));
 }
 
+/*
+ * A run from a trigger could lose a row: a BEFORE ROW trigger on a source
+ * runs after the row was stamped but before it is written, so the run's
+ * checkpoint would pass it unread.  Refused in every trigger, for one
+ * simple rule.
+ */
+static void
+refuse_from_trigger(const char *function)
+{
+	LOCAL_FCINFO(depth_fcinfo, 0);
+
+	InitFunctionCallInfoData(*depth_fcinfo, NULL, 0, InvalidOid, NULL, NULL);
+	if (DatumGetInt32(pg_trigger_depth(depth_fcinfo)) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s cannot be called from a trigger", function),
+				 errdetail("A row the triggering statement inserts into a source could be taken as read before it is written, and never be read."),
+				 errhint("Run the pipeline after the statement, or schedule it with autocdc.schedule().")));
+}
+
 /* One flow, or every selected flow of one target under full refresh. */
 typedef struct RunUnit
 {
@@ -850,6 +870,7 @@ autocdc_run(PG_FUNCTION_ARGS)
 	List	   *names = PG_ARGISNULL(2) ? NIL : acdc_text_array_to_list(PG_GETARG_DATUM(2));
 
 	autocdc_refuse_within_flow("autocdc.run()");
+	refuse_from_trigger("autocdc.run()");
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -956,6 +977,7 @@ autocdc_refresh(PG_FUNCTION_ARGS)
 	List	   *results;
 
 	autocdc_refuse_within_flow("autocdc.refresh()");
+	refuse_from_trigger("autocdc.refresh()");
 	refuse_atomic_call(fcinfo);
 	/* nonatomic: its memory, results included, outlives SPI_commit */
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)

@@ -143,14 +143,14 @@ refuse_misplaced(Relation rel, StampCache *cache)
 
 	ereport(ERROR,
 			(errcode(ERRCODE_GENERATED_ALWAYS),
-			 errmsg("cannot insert a non-DEFAULT value into column %s of source \"%s\"",
+			 errmsg("cannot insert a non-DEFAULT value into column \"%s\" of source \"%s\"",
 					AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
 			 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s.",
 					   cache->next_column, AUTOCDC_XID_COLUMN, cache->next_column,
 					   AUTOCDC_XID_COLUMN),
-			 errhint("Name the columns, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in the place of %s.",
-					 qname, acdc_source_user_columns(RelationGetRelid(rel)),
-					 AUTOCDC_XID_COLUMN)));
+			 errhint("Name the columns, leaving %s out, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in its place.",
+					 AUTOCDC_XID_COLUMN,
+					 qname, acdc_source_user_columns(RelationGetRelid(rel)))));
 }
 
 /*

@@ -154,6 +154,24 @@ SELECT flow, status, error FROM autocdc.run('rr_kinds');
 DROP FUNCTION is_del(text);
 SELECT flow, status, error FROM autocdc.run('rr_kinds');
 
+-- run() from a trigger is refused: from a BEFORE ROW trigger on its source
+-- it would take the row being inserted as read before it is written.
+CREATE TABLE trg_src (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'trg_t', source => 'trg_src', pipeline => 'rr_trg', name => 'trg_f');
+CREATE FUNCTION kick_run() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM * FROM autocdc.run('rr_trg'); RETURN NEW; END $$;
+CREATE TRIGGER kick_run BEFORE INSERT ON trg_src FOR EACH ROW EXECUTE FUNCTION kick_run();
+INSERT INTO trg_src VALUES (6, 'f', 1), (7, 'g', 1);
+CREATE OR REPLACE FUNCTION kick_run() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM * FROM autocdc.run('rr_trg'); RETURN NULL; END $$;
+DROP TRIGGER kick_run ON trg_src;
+CREATE TRIGGER kick_run AFTER INSERT ON trg_src FOR EACH STATEMENT EXECUTE FUNCTION kick_run();
+INSERT INTO trg_src VALUES (6, 'f', 1), (7, 'g', 1);
+DROP TRIGGER kick_run ON trg_src;
+INSERT INTO trg_src VALUES (6, 'f', 1), (7, 'g', 1);
+SELECT flow, rows_read, status FROM autocdc.run('rr_trg');
+SELECT id, v FROM trg_t ORDER BY id;
+
 RESET search_path;
 SET client_min_messages = warning;
 SELECT autocdc.drop_flow(name) FROM autocdc.flows WHERE pipeline LIKE 'rr%' ORDER BY name;
