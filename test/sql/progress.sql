@@ -122,9 +122,28 @@ SELECT * FROM autocdc.progress;
 COMMIT;
 \set VERBOSITY default
 
+-- An error the flow's own code catches (a subtransaction below the flow's)
+-- keeps the row: only the abort of the flow's own subtransaction ends it.
+CREATE FUNCTION prog.catch_peek(s int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  IF s = 3 THEN
+    BEGIN
+      PERFORM 1 / 0;
+    EXCEPTION WHEN division_by_zero THEN NULL;
+    END;
+    RAISE NOTICE 'after a caught error: %',
+      (SELECT flow || ', ' || phase FROM autocdc.progress WHERE pid = pg_backend_pid());
+  END IF;
+  RETURN s;
+END $$;
+SELECT autocdc.create_auto_cdc_flow(target => 'prog.catcht', source => 'prog.src2',
+  keys => ARRAY['id'], sequence_by => 'prog.catch_peek(seq)', pipeline => 'prog_k', name => 'prog_catch');
+SELECT flow, rows_read, status FROM autocdc.run('prog_k');
+SELECT * FROM autocdc.progress;
+
 SET client_min_messages = warning;
 SELECT autocdc.drop_flow(f) FROM unnest(ARRAY['prog_scd1', 'prog_scd2', 'prog_app', 'prog_snap',
-  'prog_fail', 'prog_stall']) f;
+  'prog_fail', 'prog_stall', 'prog_catch']) f;
 DROP SCHEMA prog CASCADE;
 RESET client_min_messages;
 DELETE FROM autocdc.event_log WHERE pipeline LIKE 'prog\_%';

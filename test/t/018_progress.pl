@@ -109,6 +109,24 @@ $holder->query_safe(q{SELECT pg_advisory_unlock(4242)});
 ok($node->poll_query_until('postgres', q{SELECT v = 'v12' FROM pr_tgt WHERE id = 2}), 'the run went on');
 ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM autocdc.progress}),
 	'and autocdc.progress has no row after it');
+
+# A session terminated in its flow (FATAL, no subtransaction rolled back
+# by the run) frees its slot as it exits.
+$holder->query_safe(q{SELECT pg_advisory_lock(4242)});
+sql(q{INSERT INTO pr_src VALUES (3, 'v22', 22)});
+my $doomed = $node->background_psql('postgres', on_error_stop => 0);
+$doomed->query_until(qr/started/, q{\echo started
+SELECT * FROM autocdc.run('pr');
+});
+ok($node->poll_query_until('postgres', q{SELECT count(*) = 1
+	FROM autocdc.progress p JOIN pg_stat_activity a USING (pid)
+	WHERE a.wait_event_type = 'Lock' AND p.flow = 'pr_f' AND a.backend_type = 'client backend'}),
+	'preloaded: a manual run waiting in its flow shows in autocdc.progress');
+is(sql(q{SELECT pg_terminate_backend(pid) FROM autocdc.progress}), 't', 'that session is terminated');
+ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM autocdc.progress}),
+	'and its slot is free once it has exited');
+$holder->query_safe(q{SELECT pg_advisory_unlock(4242)});
+eval { $doomed->quit };
 $holder->quit;
 
 done_testing();
