@@ -369,8 +369,8 @@ may_see(ProgressSlot *s)
 PG_FUNCTION_INFO_V1(autocdc_progress);
 
 /*
- * autocdc.progress: a row per flow running in this database.  Another
- * role's shows its pid and start only.  Without preloading there is no
+ * autocdc.progress: a row per flow running in this database that the
+ * caller may see (may_see).  Without preloading there is no
  * slot, and no row: pg_stat_activity shows the runs then (README).
  */
 Datum
@@ -391,19 +391,16 @@ autocdc_progress(PG_FUNCTION_ARGS)
 		if (s.pid == 0 || s.dboid != MyDatabaseId ||
 			s.phase < 0 || s.phase >= lengthof(phase_names))
 			continue;
+		/* as autocdc.event_log's policy hides another role's rows */
+		if (!may_see(&s))
+			continue;
 		values[0] = Int32GetDatum(s.pid);
+		values[1] = CStringGetTextDatum(s.pipeline);
+		values[2] = CStringGetTextDatum(s.flow);
+		values[3] = CStringGetTextDatum(phase_names[s.phase]);
+		values[4] = Int64GetDatum(s.events_read);
+		values[5] = Int64GetDatum(s.rows_written);
 		values[6] = TimestampTzGetDatum(s.started_at);
-		if (may_see(&s))
-		{
-			values[1] = CStringGetTextDatum(s.pipeline);
-			values[2] = CStringGetTextDatum(s.flow);
-			values[3] = CStringGetTextDatum(phase_names[s.phase]);
-			values[4] = Int64GetDatum(s.events_read);
-			values[5] = Int64GetDatum(s.rows_written);
-		}
-		else
-			for (int c = 1; c <= 5; c++)
-				nulls[c] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
