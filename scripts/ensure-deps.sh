@@ -34,7 +34,7 @@ fi
 
 count=$(echo $missing | wc -w)
 echo "autocdc: installing $count missing packages with apt-get:$missing"
-echo "autocdc: with their dependencies that is up to about 150 packages; on a fresh system it takes a few minutes."
+echo "autocdc: with their dependencies that is about 110 packages; on a fresh system it takes a minute or two."
 export DEBIAN_FRONTEND=noninteractive
 echo "autocdc: apt-get update"
 apt-get update
