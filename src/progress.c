@@ -327,28 +327,32 @@ acdc_progress_phase(AcdcPhase phase)
 		report_activity(phase);
 }
 
-void
-acdc_progress_add_events(int64 n)
+/* Adds to one of this backend's counters, while a flow runs. */
+static void
+add_to_counter(bool events, int64 n)
 {
 	volatile ProgressSlot *slot = my_slot();
 
 	if (slot == NULL || mine.nest_level == 0)
 		return;
 	slot_write_begin(slot);
-	slot->events_read += n;
+	if (events)
+		slot->events_read += n;
+	else
+		slot->rows_written += n;
 	slot_write_end(slot);
+}
+
+void
+acdc_progress_add_events(int64 n)
+{
+	add_to_counter(true, n);
 }
 
 void
 acdc_progress_add_rows(int64 n)
 {
-	volatile ProgressSlot *slot = my_slot();
-
-	if (slot == NULL || mine.nest_level == 0)
-		return;
-	slot_write_begin(slot);
-	slot->rows_written += n;
-	slot_write_end(slot);
+	add_to_counter(false, n);
 }
 
 /*
