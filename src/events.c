@@ -3,12 +3,13 @@
  *	  A run's events in key order (see events.h).
  *
  * The events statement runs with a receiver instead of a result: each row
- * is checked and goes into a tuplesort ordered by the keys' and the
- * sequence's btree orderings in their collations, which spills to disk
- * past work_mem, so a batch of any size and any orderable type folds the
- * same way.  One pass over the sorted events numbers the keys, counts their
- * events and finds two events at one key and sequence, now next to each
- * other; the fold then reads them again, key by key.
+ * is checked and kept grouped by key (events_hash.c) while the batch fits
+ * in its memory, else in a tuplesort ordered by the keys' and the
+ * sequence's btree orderings in their collations, which spills to disk, so
+ * a batch of any size and any orderable type folds the same way.  One pass
+ * over the ordered events numbers the keys, counts their events and finds
+ * two events at one key and sequence, now next to each other; the fold
+ * then reads them again, key by key.
  *-------------------------------------------------------------------------
  */
 #include "events.h"
@@ -103,22 +104,43 @@ att_collation(Form_pg_attribute att)
 	return type_is_collatable(att->atttypid) ? DEFAULT_COLLATION_OID : InvalidOid;
 }
 
+/* The sort of the events by key and sequence, holding up to kb kilobytes. */
+static void
+begin_sort(Events *ev, int kb)
+{
+	bool	   *nulls_first = palloc0(sizeof(bool) * (ev->nkeys + 1));
+
+	ev->sort = tuplesort_begin_heap(ev->desc, ev->nkeys + 1, ev->sort_atts, ev->sort_ops,
+									ev->sort_colls, nulls_first, kb, NULL,
+									TUPLESORT_RANDOMACCESS);
+}
+
+/*
+ * The memory a batch's events may hold before they spill: half of
+ * maintenance_work_mem, as a sort for an index may take, or work_mem if
+ * that is more (doc/design.md §2.13).
+ */
+static Size
+events_bound_kb(void)
+{
+	return Max((Size) work_mem, (Size) maintenance_work_mem / 2);
+}
+
 static void
 events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	Events	   *ev = ((EventsReceiver *) self)->ev;
 	MemoryContext old = MemoryContextSwitchTo(ev->cxt);
 	int			nsort = ev->nkeys + 1;
-	AttrNumber *atts = palloc(sizeof(AttrNumber) * nsort);
-	Oid		   *ops = palloc(sizeof(Oid) * nsort);
-	Oid		   *colls = palloc(sizeof(Oid) * nsort);
-	bool	   *nulls_first = palloc0(sizeof(bool) * nsort);
 
 	ev->desc = CreateTupleDescCopy(typeinfo);
 	ev->seq_att = ev->nkeys;
 	ev->kind_att = ev->nkeys + 1;
 	ev->first_col = ev->nkeys + 2;
 	ev->cmp = palloc0(sizeof(SortSupportData) * nsort);
+	ev->sort_atts = palloc(sizeof(AttrNumber) * nsort);
+	ev->sort_ops = palloc(sizeof(Oid) * nsort);
+	ev->sort_colls = palloc(sizeof(Oid) * nsort);
 	/* the state keeps sequences of the catalog's type; expr_pin.c keeps the expression's */
 	if (TupleDescAttr(ev->desc, ev->seq_att)->atttypid != ev->flow->seq_type)
 		ereport(ERROR,
@@ -141,17 +163,32 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 							i < ev->nkeys ? quote_identifier(NameStr(att->attname)) : "its sequence"),
 					 errhint("Keys and sequences need a btree operator class; change the column's type.")));
 		ev->composite[i] = type_is_rowtype(att->atttypid);
-		atts[i] = i + 1;
-		ops[i] = tc->lt_opr;
-		colls[i] = att_collation(att);
+		ev->sort_atts[i] = i + 1;
+		ev->sort_ops[i] = tc->lt_opr;
+		ev->sort_colls[i] = att_collation(att);
 		ev->cmp[i].ssup_cxt = ev->cxt;
-		ev->cmp[i].ssup_collation = colls[i];
+		ev->cmp[i].ssup_collation = ev->sort_colls[i];
 		PrepareSortSupportFromOrderingOp(tc->lt_opr, &ev->cmp[i]);
 	}
-	ev->sort = tuplesort_begin_heap(ev->desc, nsort, atts, ops, colls, nulls_first,
-									work_mem, NULL, TUPLESORT_RANDOMACCESS);
+	if (!acdc_events_hash_begin(ev, events_bound_kb() * 1024))
+		begin_sort(ev, (int) Min(events_bound_kb(), (Size) MAX_KILOBYTES));
 	ev->slot = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
 	MemoryContextSwitchTo(old);
+}
+
+/* Keeps an event: grouped by key while it fits, else sorted. */
+static void
+events_put(Events *ev, TupleTableSlot *slot)
+{
+	if (ev->hash != NULL)
+	{
+		if (acdc_events_hash_put(ev, slot))
+			return;
+		/* past the bound: the sort takes them, in work_mem, spilling */
+		begin_sort(ev, work_mem);
+		acdc_events_hash_spill(ev, ev->sort);
+	}
+	tuplesort_puttupleslot(ev->sort, slot);
 }
 
 static bool
@@ -201,7 +238,7 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 				MemoryContextSwitchTo(old);
 				return true;
 			}
-		tuplesort_puttupleslot(ev->sort, slot);
+		events_put(ev, slot);
 		ev->nsorted++;
 	}
 	MemoryContextSwitchTo(old);
@@ -272,10 +309,34 @@ same_key(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
 	return true;
 }
 
+/* Numbers the next key, with its first n events, in the keys' relation. */
+void
+acdc_events_new_key(Events *ev, BatchRelation *keys, Datum *keyvals, uint32 n)
+{
+	Datum	   *values = ev->keyrow;
+	bool	   *nulls = ev->keyrow_nulls;
+
+	if (ev->nkeysets == PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("flow \"%s\": a run reads at most %d keys", ev->flow->name, PG_INT32_MAX)));
+	if (ev->nkeysets == ev->maxkeysets)
+	{
+		ev->maxkeysets *= 2;
+		ev->nevents = repalloc_huge(ev->nevents, sizeof(uint32) * ev->maxkeysets);
+	}
+	ev->nevents[ev->nkeysets] = n;
+	values[0] = Int32GetDatum((int32) ev->nkeysets);
+	memcpy(&values[1], keyvals, sizeof(Datum) * ev->nkeys);
+	acdc_batch_relation_put(keys, values, nulls);
+	ev->nkeysets++;
+}
+
 /*
  * The pass over the sorted events: numbers the keys, counts their events,
  * registers the keys' relation, and finds two different events at one key
- * and sequence.
+ * and sequence.  Grouped by key, the events are ordered in the same pass
+ * (events_hash.c).
  */
 static void
 events_group(Events *ev)
@@ -283,14 +344,21 @@ events_group(Events *ev)
 	TupleTableSlot *cur = ev->slot;
 	TupleTableSlot *prev = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
 	BatchRelation keys;
-	Datum	   *values = palloc(sizeof(Datum) * (1 + ev->nkeys));
-	bool	   *nulls = palloc0(sizeof(bool) * (1 + ev->nkeys));
 	bool		first = true;
 
 	acdc_batch_relation_begin(&keys, EVENTS_KEYS_RELATION,
 						 acdc_rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_id", 0));
 	ev->maxkeysets = 1024;
 	ev->nevents = palloc(sizeof(uint32) * ev->maxkeysets);
+	ev->keyrow = palloc(sizeof(Datum) * (1 + ev->nkeys));
+	ev->keyrow_nulls = palloc0(sizeof(bool) * (1 + ev->nkeys));
+	if (ev->hash)
+	{
+		acdc_events_hash_order(ev, &keys, prev);
+		ExecDropSingleTupleTableSlot(prev);
+		acdc_batch_relation_register(&keys);
+		return;
+	}
 	/* sorted in memory, the tuples stay where they are: no copies */
 	for (int64 n = 0; tuplesort_gettupleslot(ev->sort, true, !ev->in_memory, cur, NULL); n++)
 	{
@@ -307,23 +375,7 @@ events_group(Events *ev)
 			ev->nevents[ev->nkeysets - 1]++;
 		}
 		else
-		{
-			if (ev->nkeysets == PG_INT32_MAX)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("flow \"%s\": a run reads at most %d keys", ev->flow->name, PG_INT32_MAX)));
-			if (ev->nkeysets == ev->maxkeysets)
-			{
-				ev->maxkeysets *= 2;
-				ev->nevents = repalloc_huge(ev->nevents, sizeof(uint32) * ev->maxkeysets);
-			}
-			ev->nevents[ev->nkeysets] = 1;
-			values[0] = Int32GetDatum((int32) ev->nkeysets);
-			for (int i = 0; i < ev->nkeys; i++)
-				values[1 + i] = cur->tts_values[i];
-			acdc_batch_relation_put(&keys, values, nulls);
-			ev->nkeysets++;
-		}
+			acdc_events_new_key(ev, &keys, cur->tts_values, 1);
 		first = false;
 		t = prev;
 		prev = cur;
@@ -387,10 +439,13 @@ acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_t
 
 	acdc_progress_phase(ACDC_PHASE_SORTING);
 	old = MemoryContextSwitchTo(cxt);
-	tuplesort_performsort(ev->sort);
+	if (ev->hash)
+		ev->in_memory = true;
+	else
 	{
 		TuplesortInstrumentation stats;
 
+		tuplesort_performsort(ev->sort);
 		tuplesort_get_stats(ev->sort, &stats);
 		ev->in_memory = stats.spaceType == SORT_SPACE_TYPE_MEMORY;
 	}
@@ -412,7 +467,8 @@ acdc_events_next(Events *ev)
 {
 	if ((++ev->returned & 0xFFFF) == 0)
 		CHECK_FOR_INTERRUPTS();
-	if (!tuplesort_gettupleslot(ev->sort, true, false, ev->slot, NULL))
+	if (ev->hash ? !acdc_events_hash_next(ev, ev->slot) :
+		!tuplesort_gettupleslot(ev->sort, true, false, ev->slot, NULL))
 		return NULL;
 	slot_getsomeattrs(ev->slot, ev->first_col);
 	return ev->slot;
@@ -435,6 +491,7 @@ void
 acdc_events_end(Events *ev)
 {
 	acdc_batch_release_relations();
-	tuplesort_end(ev->sort);
+	if (ev->sort)
+		tuplesort_end(ev->sort);
 	MemoryContextDelete(ev->cxt);
 }

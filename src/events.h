@@ -1,6 +1,7 @@
 /*-------------------------------------------------------------------------
  * events.h
- *	  A run's events in key order: read once from their statement into a
+ *	  A run's events in key order: read once from their statement, grouped
+ *	  by key in memory or, past half of maintenance_work_mem, into a
  *	  tuplesort by key and sequence (spilling past work_mem), checked for
  *	  bad input, numbered by key, then handed to a fold key by key
  *	  (doc/design.md §2.13).
@@ -10,6 +11,7 @@
 #define AUTOCDC_EVENTS_H
 
 #include "flow.h"
+#include "relation.h"
 #include "source_read.h"
 
 #include "executor/tuptable.h"
@@ -30,7 +32,11 @@ typedef struct Events
 	int			first_col;		/* the flow's columns from here on */
 	SortSupportData *cmp;		/* nkeys + 1: keys, then the sequence */
 	bool	   *composite;		/* nkeys + 1: of a composite type */
-	Tuplesortstate *sort;
+	AttrNumber *sort_atts;		/* nkeys + 1: the sort's columns, operators, collations */
+	Oid		   *sort_ops;
+	Oid		   *sort_colls;
+	Tuplesortstate *sort;		/* sorted events, or NULL while hashed */
+	struct EventsHash *hash;	/* events grouped by key (events_hash.c), or NULL */
 	int64		nread;			/* rows read, truncates included */
 	int64		nsorted;		/* events in the sort: upserts and deletes */
 	bool		in_memory;		/* sorted without spilling: tuples stay put */
@@ -39,6 +45,8 @@ typedef struct Events
 	uint32		nkeysets;		/* distinct keys */
 	uint32	   *nevents;		/* by key number: its events */
 	uint32		maxkeysets;
+	Datum	   *keyrow;			/* room for a row of the keys' relation */
+	bool	   *keyrow_nulls;
 	TupleTableSlot *slot;		/* the event acdc_events_next returned */
 	int64		returned;
 } Events;
@@ -87,6 +95,19 @@ extern void acdc_events_report_conflict(Events *ev, const char *problem,
 /* The same for an event given as its keys and sequence. */
 extern void acdc_events_report(Events *ev, const char *problem, Datum *keys,
 						  Datum seq) pg_attribute_noreturn();
+
+/*
+ * Inside events*.c: grouping by key while the batch fits in memory.
+ * begin: false when a key type has no hash function.  put: false when the
+ * event would pass the bound (spill them to sort then).  order: key then
+ * sequence order, for next and rescan.
+ */
+extern bool acdc_events_hash_begin(Events *ev, Size bound);
+extern bool acdc_events_hash_put(Events *ev, TupleTableSlot *slot);
+extern void acdc_events_hash_spill(Events *ev, Tuplesortstate *sort);
+extern void acdc_events_hash_order(Events *ev, BatchRelation *keys, TupleTableSlot *work);
+extern bool acdc_events_hash_next(Events *ev, TupleTableSlot *slot);
+extern void acdc_events_new_key(Events *ev, BatchRelation *keys, Datum *keyvals, uint32 n);
 
 /* Frees the batch and unregisters its relations. */
 extern void acdc_events_end(Events *ev);

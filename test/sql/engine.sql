@@ -70,8 +70,9 @@ SELECT flow, status FROM autocdc.run('eng_vb') ORDER BY flow;
 SELECT flow, error FROM autocdc.event_log WHERE pipeline = 'eng_vb' AND status = 'failed' ORDER BY flow;
 DELETE FROM vb_src WHERE doc::text = '{"v": 4}';
 
--- A batch past work_mem: the events are sorted on disk, the SCD 2 keys
--- folded in chunks.  Two pipelines over one source, one run with the
+-- A batch past its memory (half of maintenance_work_mem): the events
+-- grouped by key in memory go to a sort on disk, the SCD 2 keys folded in
+-- chunks.  Two pipelines over one source, one run with the
 -- smallest work_mem, the other with plenty; the targets must be equal.
 CREATE TABLE sp_src (id int, v text, op text, seq int);
 SELECT autocdc.create_auto_cdc_flow(target => t, source => 'sp_src', keys => ARRAY['id'], sequence_by => 'seq',
@@ -91,6 +92,7 @@ CREATE FUNCTION sp_round(r int) RETURNS TABLE (same1 boolean, same2 boolean,
 BEGIN
   PERFORM sp_feed(r);
   SET LOCAL work_mem = '64kB';
+  SET LOCAL maintenance_work_mem = '1MB';
   PERFORM autocdc.run('eng_small');
   SET LOCAL work_mem = '256MB';
   PERFORM autocdc.run('eng_big');
