@@ -28,6 +28,16 @@ typedef struct Events
 	int			seq_att;
 	int			kind_att;
 	int			first_col;		/* the flow's columns from here on */
+	int			end_col;		/* ... up to here */
+	int			row_att;		/* the source row (jsonb), kept for the quarantine; or -1 */
+	int			in_row_att;		/* the read's source row, or -1 */
+	int			in_xatt;		/* the read's first expectation result */
+	TupleTableSlot *kept;		/* the read's row without its extra columns */
+	bool		conflicts;		/* two different events at one key and sequence */
+	AttrNumber *sort_atts;		/* how the sort sorts (events_startup) */
+	Oid		   *sort_ops;
+	Oid		   *sort_colls;
+	bool	   *sort_nulls_first;
 	SortSupportData *cmp;		/* nkeys + 1: keys, then the sequence */
 	bool	   *composite;		/* nkeys + 1: of a composite type */
 	Tuplesortstate *sort;
@@ -87,6 +97,18 @@ extern void acdc_events_report_conflict(Events *ev, const char *problem,
 /* The same for an event given as its keys and sequence. */
 extern void acdc_events_report(Events *ev, const char *problem, Datum *keys,
 						  Datum seq) pg_attribute_noreturn();
+
+/*
+ * An event that conflicts with one an earlier run applied (of kind
+ * applied_kind, 'u' or 'd', at its sequence): with on_bad_event => 'fail'
+ * the bad-input error (problem as above), else the event is quarantined,
+ * naming the applied one, and false is returned: the fold leaves it out.
+ */
+extern bool acdc_events_set_aside(Events *ev, const char *problem, TupleTableSlot *slot,
+								  char applied_kind);
+/* The same for an event given as its keys, sequence and source row. */
+extern bool acdc_events_set_aside_values(Events *ev, const char *problem, Datum *keys,
+										 Datum seq, Datum row, char applied_kind);
 
 /* Frees the batch and unregisters its relations. */
 extern void acdc_events_end(Events *ev);
