@@ -67,7 +67,7 @@ map_arg(List *exps, Jsonb *jb, const char *arg, ExpectAction action)
 	JsonbIteratorToken tok;
 	char	   *name = NULL;
 
-	if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb))
+	if (!JB_ROOT_IS_OBJECT(jb))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a JSON object of expectation names and conditions", arg),

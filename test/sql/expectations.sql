@@ -71,6 +71,16 @@ SELECT name, action, last_passed, last_failed, passed_total, failed_total
 SELECT reason, expectations, key, sequence FROM autocdc.quarantine
   WHERE flow = 'orders_t' ORDER BY id;
 
+-- A run that reads nothing leaves the last counts as they are.
+SELECT flow, rows_read, status FROM autocdc.run('ex');
+SELECT name, last_passed, last_failed FROM autocdc.expectations WHERE flow = 'orders_t' ORDER BY name;
+
+-- A dropped row is no event: it conflicts with nothing (on_bad_event is
+-- 'fail' here), and the row kept at that key and sequence applies.
+INSERT INTO orders VALUES (11, 30, 'new', 1), (11, -30, 'new', 1);
+SELECT flow, rows_read, rows_upserted, rows_dropped, status, error FROM autocdc.run('ex');
+SELECT * FROM orders_t WHERE id = 11;
+
 -- add_expectation's errors.
 SELECT autocdc.add_expectation('orders_t', 'not_huge', 'amount < 100');
 SELECT autocdc.add_expectation('orders_t', 'x', 'amount < 100', 'ignore');
