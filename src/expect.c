@@ -45,7 +45,7 @@ acdc_expect_load(List *flows)
 	values[0] = acdc_list_to_text_array(names);
 	acdc_catalog_exec("SELECT flow, name, condition, action, expression_objects "
 					  "  FROM autocdc.expectation WHERE flow OPERATOR(pg_catalog.=) ANY ($1) "
-					  " ORDER BY flow, name COLLATE \"C\"",
+					  " ORDER BY flow, name COLLATE pg_catalog.\"C\"",
 					  1, argtypes, values, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
