@@ -19,6 +19,7 @@
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 /* The columns an append flow copies: all of the source's but autocdc's own. */
@@ -98,6 +99,7 @@ typedef struct AppendReceiver
 	FlowDef    *flow;
 	List	   *cols;
 	MemoryContext cxt;			/* outlives the read statement */
+	MemoryContext row_cxt;		/* reset after each row dropped */
 	BatchRelation rows;			/* the rows kept: the copied columns */
 	int			in_row_att;		/* the source row, or -1 */
 	int			xatt;			/* the first expectation's result */
@@ -163,9 +165,15 @@ append_receive(TupleTableSlot *slot, DestReceiver *self)
 			acdc_batch_relation_put(&r->rows, slot->tts_values, slot->tts_isnull);
 			break;
 		case EXPECT_DROPPED:
-			acdc_quarantine_add(r->flow, "expectation",
-								acdc_expect_failed_names(r->flow, slot, r->xatt),
-								slot->tts_values[r->in_row_att], NULL, NULL);
+			{
+				MemoryContext old = MemoryContextSwitchTo(r->row_cxt);
+
+				acdc_quarantine_add(r->flow, "expectation",
+									acdc_expect_failed_names(r->flow, slot, r->xatt),
+									slot->tts_values[r->in_row_att], NULL, NULL);
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(r->row_cxt);
+			}
 			break;
 		case EXPECT_FAILED:
 			if (r->failed == NULL)
@@ -205,6 +213,8 @@ append_checked(FlowDef *f, ReadParams *p, List *cols, FlowCounts *counts)
 	r.flow = f;
 	r.cols = cols;
 	r.cxt = CurrentMemoryContext;
+	r.row_cxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc row dropped",
+									  ALLOCSET_SMALL_SIZES);
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
 	acdc_append_column_list(&sql, cols, SRC_ALIAS);
@@ -229,6 +239,7 @@ append_checked(FlowDef *f, ReadParams *p, List *cols, FlowCounts *counts)
 		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	counts->upserted = r.rows.n > 0 ? SPI_processed : 0;
 	acdc_batch_release_relations();
+	MemoryContextDelete(r.row_cxt);
 	acdc_progress_add_rows(counts->upserted);
 }
 

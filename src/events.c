@@ -142,13 +142,23 @@ events_sort_begin(Events *ev)
 								work_mem, NULL, TUPLESORT_RANDOMACCESS);
 }
 
-/* Sets aside a row read (slot as read, or as sorted with the source row at row_att). */
+/*
+ * Sets aside a row read (slot as read, or as sorted with the source row at
+ * row_att), with the expectations it failed when failed_names; what it
+ * takes to say so is freed at once (the quarantine keeps a copy).
+ */
 static void
 quarantine_row(Events *ev, const char *reason, TupleTableSlot *slot, int row_att,
-			   Datum expectations, bool has_seq, const char *conflicts_with)
+			   bool failed_names, bool has_seq, const char *conflicts_with)
 {
-	acdc_quarantine_add(ev->flow, reason, expectations, slot->tts_values[row_att],
-						has_seq ? seq_text(ev, slot) : NULL, conflicts_with);
+	MemoryContext old = MemoryContextSwitchTo(ev->row_cxt);
+
+	acdc_quarantine_add(ev->flow, reason,
+						failed_names ? acdc_expect_failed_names(ev->flow, slot, ev->in_xatt) : (Datum) 0,
+						slot->tts_values[row_att], has_seq ? seq_text(ev, slot) : NULL,
+						conflicts_with);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(ev->row_cxt);
 }
 
 static void
@@ -228,7 +238,7 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 	{
 		if (!ev->flow->quarantine_bad)
 			acdc_validate_raise(ev->flow, "null_sequence", key_text(ev, slot), NULL);
-		quarantine_row(ev, "null_sequence", slot, ev->in_row_att, (Datum) 0, false, NULL);
+		quarantine_row(ev, "null_sequence", slot, ev->in_row_att, false, false, NULL);
 		return true;
 	}
 	kind = acdc_events_kind(ev, slot);
@@ -238,7 +248,7 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 			if (event_att_null(ev, slot, i))
 			{
 				if (ev->flow->quarantine_bad)
-					quarantine_row(ev, "null_key", slot, ev->in_row_att, (Datum) 0, true, NULL);
+					quarantine_row(ev, "null_key", slot, ev->in_row_att, false, true, NULL);
 				else if (r->null_key == NULL)
 				{
 					old = MemoryContextSwitchTo(ev->cxt);
@@ -258,8 +268,7 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 			case EXPECT_KEEP:
 				break;
 			case EXPECT_DROPPED:
-				quarantine_row(ev, "expectation", slot, ev->in_row_att,
-							   acdc_expect_failed_names(ev->flow, slot, ev->in_xatt), true, NULL);
+				quarantine_row(ev, "expectation", slot, ev->in_row_att, true, true, NULL);
 				return true;
 			case EXPECT_FAILED:
 				if (r->failed == NULL)
@@ -472,7 +481,7 @@ events_set_aside_conflicts(Events *ev)
 					continue;
 				}
 				slot_getallattrs(first);
-				quarantine_row(ev, "conflict", first, ev->row_att, (Datum) 0, true, NULL);
+				quarantine_row(ev, "conflict", first, ev->row_att, false, true, NULL);
 				ev->nsorted--;
 			}
 			ExecClearTuple(first);
@@ -531,7 +540,7 @@ acdc_events_set_aside(Events *ev, const char *problem, TupleTableSlot *slot, cha
 	if (!ev->flow->quarantine_bad)
 		acdc_events_report_conflict(ev, problem, slot);
 	slot_getallattrs(slot);
-	quarantine_row(ev, "conflict_applied", slot, ev->row_att, (Datum) 0, true,
+	quarantine_row(ev, "conflict_applied", slot, ev->row_att, false, true,
 				   applied_json(applied_kind, seq_text(ev, slot)));
 	return false;
 }
@@ -580,6 +589,7 @@ acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_t
 	ev->cxt = cxt;
 	ev->flow = f;
 	ev->nkeys = list_length(f->keys);
+	ev->row_cxt = AllocSetContextCreate(cxt, "autocdc row set aside", ALLOCSET_SMALL_SIZES);
 	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 	cb->func = events_forget;
 	cb->arg = ev;

@@ -23,6 +23,7 @@ typedef struct Events
 {
 	FlowDef    *flow;
 	MemoryContext cxt;			/* everything here; freed by acdc_events_end */
+	MemoryContext row_cxt;		/* reset after each row set aside */
 	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns */
 	int			nkeys;			/* keys are attributes 0 .. nkeys - 1 */
 	int			seq_att;
