@@ -23,6 +23,9 @@ usage: bench/run.sh [options]            (every option also works as an env vari
                        B3 B4  hand SCD1 DISTINCT ON + DELETE + ON CONFLICT, 1 / 10 batches
                        D1 D2  hand SCD2 window rebuild, 1 / 10 batches
                        X1 X2  autocdc SCD1, 1 run / 10 runs
+                       X3     autocdc SCD1, 1 run, with three expectations (warn, drop,
+                              fail) that every row meets: their cost against X1
+                              (not in 'all')
                        Y1 Y2  autocdc SCD2, 1 run / 10 runs
                        C1     hand SCD1 row-by-row PL/pgSQL (not in 'all': slow)
   --seed S           setseed() argument in [-1,1] (SEED, default 0.42)
@@ -97,7 +100,7 @@ CODES=""
 for c in $(echo "$APPROACHES" | tr ',' ' '); do
     case "$c" in
         all) CODES="$CODES $ALL_CODES" ;;
-        A2|B1|B2|B3|B4|C1|D1|D2|X1|X2|Y1|Y2) CODES="$CODES $c" ;;
+        A2|B1|B2|B3|B4|C1|D1|D2|X1|X2|X3|Y1|Y2) CODES="$CODES $c" ;;
         *) echo "run.sh: unknown approach '$c' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -115,6 +118,7 @@ name_of() {
         D2) echo D2_scd2_window_10batch ;;
         X1) echo X1_autocdc_scd1_1run ;;
         X2) echo X2_autocdc_scd1_10run ;;
+        X3) echo X3_autocdc_scd1_1run_expect ;;
         Y1) echo Y1_autocdc_scd2_1run ;;
         Y2) echo Y2_autocdc_scd2_10run ;;
     esac
@@ -273,16 +277,25 @@ SELECT bench_assert(:'r_status' = 'success',
          (SELECT error FROM autocdc.event_log WHERE pipeline = '$1' ORDER BY id DESC LIMIT 1)));
 EOF
 }
-acdc_flow() {  # src, target, pipeline, scd type
+acdc_flow() {  # src, target, pipeline, scd type, [more arguments]
     cat <<EOF
 SELECT bench_drop('$2');
 SELECT bench_drop('$1');
 CREATE TABLE $1 (id bigint, name text, city text, amount numeric, op text, seq bigint);
 SELECT autocdc.create_auto_cdc_flow(target => '$2', source => '$1', keys => ARRAY['id'],
   sequence_by => 'seq', apply_as_deletes => \$\$op = 'D'\$\$,
-  except_column_list => ARRAY['op', 'seq'], stored_as_scd_type => $4, pipeline => '$3');
+  except_column_list => ARRAY['op', 'seq'], stored_as_scd_type => $4, pipeline => '$3'${5:+,
+  $5});
 EOF
 }
+# X3's expectations: one of each action, met by every row of the data set
+# (so the oracle check stays exact), evaluated for every row read.
+X3_EXPECT=$(cat <<'EOF'
+expect => '{"amount_set": "amount IS NOT NULL OR op = ''D''"}',
+  expect_or_drop => '{"id_set": "id IS NOT NULL"}',
+  expect_or_fail => '{"seq_positive": "seq > 0"}'
+EOF
+)
 size_line() {  # target, tomb-or-empty
     local tomb=NULL
     [ -n "$2" ] && tomb="'$2'"
@@ -335,12 +348,12 @@ approach_script() {  # code
         echo "SELECT 'CHECK', bench_check_equal('$code', 'scd2', 'exp_scd2', 'id, name, city, amount, __start_at, __end_at');"
         echo "SELECT 'CHECK', bench_check_history('$code', 'scd2');"
         ;;
-    X1|X2|Y1|Y2)
-        local tgt=tgt1 pl=b1 scd=1
-        case $code in Y1|Y2) tgt=tgt2; pl=b2; scd=2 ;; esac
-        acdc_flow src $tgt $pl $scd
+    X1|X2|X3|Y1|Y2)
+        local tgt=tgt1 pl=b1 scd=1 more=
+        case $code in Y1|Y2) tgt=tgt2; pl=b2; scd=2 ;; X3) more=$X3_EXPECT ;; esac
+        acdc_flow src $tgt $pl $scd "$more"
         case $code in
-            X1|Y1)
+            X1|X3|Y1)
                 load_src src "SELECT id, name, city, amount, op, seq FROM changes"
                 acdc_run $pl ckpt ;;
             X2|Y2)

@@ -452,7 +452,7 @@ AS 'MODULE_PATHNAME', 'autocdc_refresh'
 LANGUAGE C;
 COMMENT ON PROCEDURE autocdc.refresh(text, boolean, text[])
     IS 'run the flows as autocdc.run() does, commit what succeeded, then raise an error if a flow failed';
--- Rows a flow's expectations rejected (none has any yet: always 0).
+-- Rows a flow's expectations dropped.
 ALTER TABLE autocdc.event_log ADD COLUMN rows_dropped bigint NOT NULL DEFAULT 0;
 
 -- issue 18: loading sources
@@ -481,3 +481,154 @@ LANGUAGE C VOLATILE;
 CREATE VIEW autocdc.progress AS SELECT * FROM autocdc._progress();
 GRANT SELECT ON autocdc.progress TO PUBLIC;
 COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';
+
+-- issue 16: expectations and quarantine
+-- expect, expect_or_drop, expect_or_fail (and on_bad_event) end the
+-- flow-creating functions' arguments: new signatures.
+DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text);
+CREATE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    source      regclass,
+    keys        text[],
+    sequence_by text,
+    name        text    DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    expect         jsonb DEFAULT NULL,
+    expect_or_drop jsonb DEFAULT NULL,
+    expect_or_fail jsonb DEFAULT NULL,
+    on_bad_event   text  DEFAULT 'fail')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, jsonb, jsonb, jsonb, text)
+    IS 'declare an AUTO CDC flow from a change table into an SCD target';
+DROP FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text);
+CREATE FUNCTION autocdc.create_append_flow(
+    target   text,
+    source   regclass,
+    name     text    DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    expect         jsonb DEFAULT NULL,
+    expect_or_drop jsonb DEFAULT NULL,
+    expect_or_fail jsonb DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text, jsonb, jsonb, jsonb)
+    IS 'declare a flow that appends new source rows to a target by column name';
+-- the new arguments, as the flows' options record every argument
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||)
+    '{"expect": null, "expect_or_drop": null, "expect_or_fail": null, "on_bad_event": "fail"}'::pg_catalog.jsonb
+  WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc';
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||)
+    '{"expect": null, "expect_or_drop": null, "expect_or_fail": null}'::pg_catalog.jsonb
+  WHERE kind OPERATOR(pg_catalog.=) 'append';
+-- What a run does with a NULL key, a NULL sequence or two different events
+-- at one key and sequence: fail the flow's run, or put them in the quarantine.
+ALTER TABLE autocdc.flow ADD COLUMN on_bad_event text NOT NULL DEFAULT 'fail'
+    CHECK (on_bad_event IN ('fail', 'quarantine'));
+-- A flow's expectations: a boolean condition over the source row, kept in
+-- resolved form like sequence_by, with what it resolved to ('expectation
+-- "name": class identity ...', checked at each run), and the counts of its
+-- last run and its running totals (the event log is pruned).
+CREATE TABLE autocdc.expectation (
+    flow          text NOT NULL,       -- autocdc.flow; goes with it
+    name          text NOT NULL,
+    condition     text NOT NULL,
+    action        text NOT NULL CHECK (action IN ('warn', 'drop', 'fail')),
+    expression_objects text[] NOT NULL,
+    added_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    last_run_at   timestamptz,
+    last_passed   bigint,
+    last_failed   bigint,
+    passed_total  bigint NOT NULL DEFAULT 0,
+    failed_total  bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (flow, name)
+);
+COMMENT ON TABLE autocdc.expectation IS 'autocdc: the expectations of each flow, with their last run''s and total counts';
+-- Source rows a run set aside: dropped by an expectation, or bad input of a
+-- flow with on_bad_event => 'quarantine'.  A row is kept once per flow
+-- (row_hash), so a source read whole at every run does not add it again.
+CREATE TABLE autocdc.quarantine (
+    id             bigserial PRIMARY KEY,
+    run_id         bigint NOT NULL,
+    pipeline       text NOT NULL,
+    flow           text NOT NULL,
+    quarantined_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    reason         text NOT NULL CHECK (reason IN ('expectation', 'null_key', 'null_sequence',
+                                                   'conflict', 'conflict_applied')),
+    expectations   text[],             -- the expectations the row failed
+    "row"          jsonb NOT NULL,     -- the source row
+    key            jsonb,
+    sequence       text,
+    conflicts_with jsonb,              -- conflict_applied: the applied event
+    row_hash       text NOT NULL,
+    flow_owner     regrole NOT NULL,
+    pipeline_owner regrole NOT NULL
+);
+CREATE UNIQUE INDEX ON autocdc.quarantine (flow, row_hash);
+CREATE INDEX ON autocdc.quarantine (quarantined_at);   -- autocdc.quarantine_retention
+COMMENT ON TABLE autocdc.quarantine IS 'autocdc: source rows set aside by expectations or as bad input, to fix and replay';
+SELECT pg_catalog.pg_extension_config_dump('autocdc.expectation', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.quarantine', '');
+SELECT pg_catalog.pg_extension_config_dump('autocdc.quarantine_id_seq', '');
+REVOKE ALL ON autocdc.expectation, autocdc.quarantine FROM PUBLIC;
+GRANT SELECT ON autocdc.expectation, autocdc.quarantine TO PUBLIC;
+ALTER TABLE autocdc.expectation ENABLE ROW LEVEL SECURITY;
+ALTER TABLE autocdc.quarantine ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_expectations ON autocdc.expectation FOR SELECT
+    USING (EXISTS (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) flow));
+CREATE POLICY own_quarantine ON autocdc.quarantine FOR SELECT
+    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE')
+           OR pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+-- A role deletes its own quarantined rows once it has replayed them.
+GRANT DELETE ON autocdc.quarantine TO PUBLIC;
+CREATE POLICY own_quarantine_replayed ON autocdc.quarantine FOR DELETE
+    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE')
+           OR pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+-- Each run's data-quality counts.
+ALTER TABLE autocdc.event_log ADD COLUMN rows_quarantined bigint NOT NULL DEFAULT 0;
+ALTER TABLE autocdc.event_log ADD COLUMN expectations jsonb;
+CREATE VIEW autocdc.expectations WITH (security_invoker = true) AS
+SELECT e.flow,
+       e.name,
+       e.action,
+       e.condition,
+       e.added_at,
+       e.last_run_at,
+       e.last_passed,
+       e.last_failed,
+       e.passed_total,
+       e.failed_total
+  FROM autocdc.expectation e;
+GRANT SELECT ON autocdc.expectations TO PUBLIC;
+COMMENT ON VIEW autocdc.expectations IS 'autocdc: each flow''s expectations with the counts of its last run and running totals';
+
+CREATE FUNCTION autocdc.add_expectation(flow text, name text, condition text,
+                                        on_violation text DEFAULT 'warn')
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_add_expectation'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.add_expectation(text, text, text, text)
+    IS 'add an expectation (warn, drop or fail) to a flow; it applies to rows read from then on';
+CREATE FUNCTION autocdc.drop_expectation(flow text, name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_drop_expectation'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION autocdc.drop_expectation(text, text)
+    IS 'drop an expectation of a flow';

@@ -3,11 +3,14 @@
  *	  Append flows: the rows a run reads from the source are inserted into
  *	  the target by column name.  A column the source gained is added to the
  *	  target (nullable) first; a column whose type the target cannot take is
- *	  an error.
+ *	  an error.  With expectations, the rows read pass through them first
+ *	  (append_checked).
  *-------------------------------------------------------------------------
  */
 #include "append.h"
 #include "define.h"
+#include "expect.h"
+#include "relation.h"
 #include "progress.h"
 
 #include "access/relation.h"
@@ -16,6 +19,7 @@
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 /* The columns an append flow copies: all of the source's but autocdc's own. */
@@ -88,6 +92,157 @@ acdc_append_evolve_target(Oid source, Oid target)
 	autocdc_unbecome(&sw);
 }
 
+/* Reads the rows with their expectations' results; keeps those that pass. */
+typedef struct AppendReceiver
+{
+	DestReceiver pub;
+	FlowDef    *flow;
+	List	   *cols;
+	MemoryContext cxt;			/* outlives the read statement */
+	MemoryContext row_cxt;		/* reset after each row dropped */
+	BatchRelation rows;			/* the rows kept: the copied columns */
+	int			in_row_att;		/* the source row, or -1 */
+	int			xatt;			/* the first expectation's result */
+	int64		nread;
+	Expectation *failed;		/* the first fail expectation a row failed */
+	char	   *failed_row;
+} AppendReceiver;
+
+#define APPEND_ROWS_RELATION "__autocdc_rows"
+#define APPEND_ROW_NAME_COLUMNS 3	/* a failed row is named by its first columns */
+
+static void
+append_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	AppendReceiver *r = (AppendReceiver *) self;
+	int			ncols = list_length(r->cols);
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+	TupleDesc	desc = CreateTemplateTupleDesc(ncols);
+
+	for (int i = 0; i < ncols; i++)
+		TupleDescCopyEntry(desc, i + 1, typeinfo, i + 1);
+	r->xatt = typeinfo->natts - list_length(r->flow->expectations);
+	r->in_row_att = acdc_expect_has_row(r->flow) ? r->xatt - 1 : -1;
+	acdc_batch_relation_begin(&r->rows, APPEND_ROWS_RELATION, desc);
+	MemoryContextSwitchTo(old);
+}
+
+/* "row (a, b)=(1, x)": its first columns */
+static char *
+row_text(AppendReceiver *r, TupleTableSlot *slot)
+{
+	StringInfoData names,
+				vals;
+	ListCell   *lc;
+	int			i = 0;
+
+	initStringInfo(&names);
+	initStringInfo(&vals);
+	foreach(lc, r->cols)
+	{
+		if (i == APPEND_ROW_NAME_COLUMNS)
+			break;
+		appendStringInfo(&names, "%s%s", i ? ", " : "", quote_identifier(lfirst(lc)));
+		appendStringInfo(&vals, "%s%s", i ? ", " : "",
+						 acdc_value_text(slot->tts_values[i], slot->tts_isnull[i],
+										 TupleDescAttr(slot->tts_tupleDescriptor, i)->atttypid));
+		i++;
+	}
+	return psprintf("row (%s)=(%s)", names.data, vals.data);
+}
+
+static bool
+append_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	AppendReceiver *r = (AppendReceiver *) self;
+	Expectation *failed;
+
+	slot_getallattrs(slot);
+	r->nread++;
+	switch (acdc_expect_check(r->flow, slot, r->xatt, &failed))
+	{
+		case EXPECT_KEEP:
+			acdc_batch_relation_put(&r->rows, slot->tts_values, slot->tts_isnull);
+			break;
+		case EXPECT_DROPPED:
+			{
+				MemoryContext old = MemoryContextSwitchTo(r->row_cxt);
+
+				acdc_quarantine_add(r->flow, "expectation",
+									acdc_expect_failed_names(r->flow, slot, r->xatt),
+									slot->tts_values[r->in_row_att], NULL, NULL);
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(r->row_cxt);
+			}
+			break;
+		case EXPECT_FAILED:
+			if (r->failed == NULL)
+			{
+				MemoryContext old = MemoryContextSwitchTo(r->cxt);
+
+				r->failed = failed;
+				r->failed_row = row_text(r, slot);
+				MemoryContextSwitchTo(old);
+			}
+			break;
+	}
+	return true;
+}
+
+static void
+append_noop(DestReceiver *self)
+{
+}
+
+/*
+ * An append flow with expectations: the rows read and their results go
+ * through a receiver, and those kept are inserted from a tuplestore.
+ */
+static void
+append_checked(FlowDef *f, ReadParams *p, List *cols, FlowCounts *counts)
+{
+	AppendReceiver r;
+	StringInfoData sql;
+
+	memset(&r, 0, sizeof(r));
+	r.pub.receiveSlot = append_receive;
+	r.pub.rStartup = append_startup;
+	r.pub.rShutdown = append_noop;
+	r.pub.rDestroy = append_noop;
+	r.pub.mydest = DestNone;
+	r.flow = f;
+	r.cols = cols;
+	r.cxt = CurrentMemoryContext;
+	r.row_cxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc row dropped",
+									  ALLOCSET_SMALL_SIZES);
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	acdc_append_column_list(&sql, cols, SRC_ALIAS);
+	acdc_expect_append_columns(&sql, f);
+	acdc_read_append_from(&sql, f, p);
+	acdc_progress_phase(ACDC_PHASE_READING);
+	acdc_read_execute(sql.data, p, (DestReceiver *) &r);
+	if (r.failed)
+		acdc_expect_raise(f, r.failed, r.failed_row);
+	counts->read = r.nread;
+	acdc_progress_add_events(counts->read);
+
+	acdc_progress_phase(ACDC_PHASE_APPENDING);
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", acdc_rel_qualified_name(f->target));
+	acdc_append_column_list(&sql, cols, NULL);
+	appendStringInfoString(&sql, ") SELECT ");
+	acdc_append_column_list(&sql, cols, NULL);
+	appendStringInfoString(&sql, " FROM " APPEND_ROWS_RELATION);
+	acdc_batch_unregister_relations();
+	if (acdc_batch_relation_register(&r.rows))
+		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	counts->upserted = r.rows.n > 0 ? SPI_processed : 0;
+	acdc_batch_release_relations();
+	MemoryContextDelete(r.row_cxt);
+	acdc_progress_add_rows(counts->upserted);
+}
+
 void
 acdc_append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
@@ -99,6 +254,11 @@ acdc_append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 
 	acdc_append_evolve_target(f->source, f->target);
 	cols = source_columns(f->source);
+	if (f->expectations != NIL)
+	{
+		append_checked(f, p, cols, counts);
+		return;
+	}
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (", acdc_rel_qualified_name(f->target));

@@ -27,6 +27,7 @@ int			autocdc_max_run_time_s = 3600;
 bool		autocdc_preloaded = false;
 bool		autocdc_log_empty_runs = false;
 int			autocdc_event_log_retention_s = 7 * 24 * 3600;
+int			autocdc_quarantine_retention_s = 30 * 24 * 3600;
 
 extern PGDLLEXPORT void _PG_init(void);
 
@@ -110,6 +111,13 @@ _PG_init(void)
 							"Older rows are deleted by runs and by the background worker's schedulers, a bounded number at a time; -1 keeps them forever.",
 							&autocdc_event_log_retention_s,
 							7 * 24 * 3600, -1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("autocdc.quarantine_retention",
+							"How long rows of autocdc.quarantine are kept.",
+							"Older rows are deleted with the event log's, a bounded number at a time; -1 keeps them forever.",
+							&autocdc_quarantine_retention_s,
+							30 * 24 * 3600, -1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("autocdc");

@@ -59,6 +59,7 @@ extern int	autocdc_max_run_time_s;
 extern bool autocdc_preloaded;
 extern bool autocdc_log_empty_runs;
 extern int	autocdc_event_log_retention_s;
+extern int	autocdc_quarantine_retention_s;
 
 /* The lock that keeps runs of a pipeline apart (pipeline_lock.c). */
 extern bool acdc_pipeline_lock_try(int64 pipeline_id);

@@ -8,6 +8,7 @@
  *-------------------------------------------------------------------------
  */
 #include "catalog.h"
+#include "expect.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -130,7 +131,8 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
 				 "       t.state_table::pg_catalog.oid, "
 				 "       t.sequence_type::pg_catalog.oid, t.track_columns, f.kind, "
-				 "       f.source_function, f.expression_objects, f.settings "
+				 "       f.source_function, f.expression_objects, f.settings, "
+				 "       f.on_bad_event OPERATOR(pg_catalog.=) 'quarantine' "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -167,8 +169,10 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 		f->expression_objects = array_col(i, 20);
 		f->expression_objects_unset = acdc_spi_value(i, 20) == NULL;
 		f->settings = settings_col(i, 21);
+		f->quarantine_bad = acdc_spi_bool(i, 22);
 		result = lappend(result, f);
 	}
+	acdc_expect_load(result);
 	return result;
 }
 
@@ -353,11 +357,13 @@ acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				  FlowCounts *counts, const char *status, const char *error,
 				  double seconds)
 {
-	Oid			argtypes[18] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
+	Oid			argtypes[20] = {INT8OID, TEXTOID, TEXTOID, OIDOID, TEXTOID,
 		BOOLOID, INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	FLOAT8OID, OIDOID, TEXTOID, BOOLOID, OIDOID, INT8OID};
-	Datum		values[18];
-	char		nulls[18];
+	FLOAT8OID, OIDOID, TEXTOID, BOOLOID, OIDOID, INT8OID, INT8OID, TEXTOID};
+	Datum		values[20];
+	char		nulls[20];
+	/* a failed run applied nothing: its counts are not data-quality metrics */
+	char	   *quality = strcmp(status, "success") == 0 ? acdc_expect_counts_json(flow) : NULL;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(run_id);
@@ -381,16 +387,21 @@ acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 	values[15] = BoolGetDatum(run_is_logged(full_refresh, counts, status));
 	values[16] = ObjectIdGetDatum(flow->owner);
 	values[17] = Int64GetDatum(counts->dropped);
+	values[18] = Int64GetDatum(counts->quarantined);
+	values[19] = quality ? CStringGetTextDatum(quality) : (Datum) 0;
+	nulls[19] = quality ? ' ' : 'n';
 
 	acdc_catalog_exec("WITH logged AS ("
 				 " INSERT INTO autocdc.event_log (run_id, pipeline, flow, target, kind, "
 				 "  read_mode, full_refresh, rows_read, rows_upserted, rows_deleted, "
-				 "  rows_skipped, rows_dropped, status, error, duration, run_by, flow_owner, pipeline_owner) "
+				 "  rows_skipped, rows_dropped, status, error, duration, run_by, flow_owner, pipeline_owner, "
+				 "  rows_quarantined, expectations) "
 				 " SELECT $1, $2, $3, $4::pg_catalog.regclass::pg_catalog.text, $15, $5, $6, $7, $8, $9, "
 				 "  $10, $18, $11, $12, pg_catalog.make_interval(secs => $13), $14::pg_catalog.regrole, "
 				 "  $17::pg_catalog.regrole, "
 				 "  COALESCE((SELECT p.owner FROM autocdc.pipeline p WHERE p.name OPERATOR(pg_catalog.=) $2), "
-				 "           $17::pg_catalog.regrole) "
+				 "           $17::pg_catalog.regrole), "
+				 "  $19, $20::pg_catalog.jsonb "
 				 "  WHERE $16 "
 				 " RETURNING logged_at) "
 				 "UPDATE autocdc.checkpoint SET "
@@ -404,7 +415,7 @@ acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 				 "  failures_total = failures_total OPERATOR(pg_catalog.+) "
 				 "    CASE WHEN $11 OPERATOR(pg_catalog.=) 'failed' THEN 1 ELSE 0 END "
 				 " WHERE flow OPERATOR(pg_catalog.=) $3",
-				 18, argtypes, values, nulls);
+				 20, argtypes, values, nulls);
 }
 
 /*
@@ -421,6 +432,9 @@ prune_event_log_batch(void *unused)
 	Oid			argtypes[2] = {FLOAT8OID, INT4OID};
 	Datum		values[2];
 
+	acdc_quarantine_prune();
+	if (autocdc_event_log_retention_s < 0)
+		return;
 	values[0] = Float8GetDatum((double) autocdc_event_log_retention_s);
 	values[1] = Int32GetDatum(EVENT_LOG_PRUNE_BATCH);
 	acdc_catalog_exec("WITH old AS ("
@@ -465,7 +479,8 @@ prune_event_log_batch(void *unused)
 void
 acdc_catalog_prune_event_log(void)
 {
-	if (autocdc_event_log_retention_s < 0 || IsolationIsSerializable())
+	if ((autocdc_event_log_retention_s < 0 && autocdc_quarantine_retention_s < 0) ||
+		IsolationIsSerializable())
 		return;
 	if (IsolationUsesXactSnapshot())
 	{

@@ -440,6 +440,9 @@ acdc_catalog_delete_orphans(List **states, List **composites)
 	acdc_catalog_exec("DELETE FROM autocdc.checkpoint c WHERE NOT EXISTS "
 				 "  (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) c.flow)",
 				 0, NULL, NULL, NULL);
+	acdc_catalog_exec("DELETE FROM autocdc.expectation e WHERE NOT EXISTS "
+				 "  (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) e.flow)",
+				 0, NULL, NULL, NULL);
 	acdc_catalog_exec("DELETE FROM autocdc.pipeline p WHERE NOT EXISTS "
 				 "  (SELECT 1 FROM autocdc.flow f WHERE f.pipeline OPERATOR(pg_catalog.=) p.name)",
 				 0, NULL, NULL, NULL);

@@ -60,6 +60,8 @@ typedef struct FlowSpec
 	Oid			source_function;	/* snapshot flows fed by a function */
 	Datum		tombstone_retention;	/* interval, when retention_given */
 	bool		retention_given;
+	List	   *expectations;	/* Expectation, given conditions until resolved */
+	bool		quarantine_bad; /* on_bad_event => 'quarantine' */
 } FlowSpec;
 
 extern void acdc_define_resolve_columns(FlowSpec *spec, List *column_list,
@@ -79,6 +81,12 @@ extern void acdc_define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, in
 extern void acdc_define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
 extern void acdc_define_refuse_both(List *a, List *b, const char *aname, const char *bname);
 extern void acdc_define_analyze_expressions(FlowSpec *spec);
+extern char *acdc_define_analyze_condition(FlowSpec *spec, const char *expr, const char *what);
+
+/* expect_define.c: expectations at creation, add_expectation, drop_expectation */
+extern List *acdc_expect_args(FunctionCallInfo fcinfo, int first);
+extern bool acdc_define_on_bad_event_arg(FunctionCallInfo fcinfo, int n);
+extern void acdc_expect_define(FlowSpec *spec);
 extern void acdc_define_create_flow(FlowSpec *spec);
 extern void acdc_define_drop_orphan_targets(void);
 

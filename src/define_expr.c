@@ -25,6 +25,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/analyze.h"
 #include "parser/parse_coerce.h"
 #include "parser/parser.h"
@@ -197,3 +198,30 @@ acdc_define_analyze_expressions(FlowSpec *spec)
 	spec->truncates_norm = analyze_bool(spec, spec->truncates, "apply_as_truncates");
 }
 
+
+/*
+ * An expectation's condition: a boolean expression over one source row
+ * that gives the same result whenever the row is read again (stable is
+ * allowed, volatile is not); aggregates, window functions, subqueries and
+ * set-returning functions are refused by analyze_expr.  Returns its kept form.
+ */
+char *
+acdc_define_analyze_condition(FlowSpec *spec, const char *expr, const char *what)
+{
+	Node	   *node;
+	char	   *norm = analyze_expr(spec, expr, what, &node);
+
+	if (exprType(node) != BOOLOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s must be a boolean expression, not type %s", what,
+						format_type_be(exprType(node))),
+				 errhint("Write a condition such as: amount >= 0.")));
+	if (contain_volatile_functions(node))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not call volatile functions", what),
+				 errdetail("A row read again must meet or fail it again."),
+				 errhint("Use immutable or stable functions only.")));
+	return norm;
+}

@@ -162,6 +162,9 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* create_append_flow's expect, expect_or_drop, expect_or_fail: its last arguments */
+#define APPEND_ARG_EXPECT 6
+
 Datum
 autocdc_create_append_flow(PG_FUNCTION_ARGS)
 {
@@ -179,13 +182,15 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 	spec.once = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
 	acdc_define_pipeline_arg(&spec, fcinfo, 4);
 	spec.start_now = acdc_define_start_from_arg(fcinfo, 5);
+	spec.expectations = acdc_expect_args(fcinfo, APPEND_ARG_EXPECT);
 	if (spec.name[0] == '\0' || spec.pipeline[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("flow and pipeline names must not be empty")));
-	spec.options_json = acdc_define_options_json(fcinfo, 6,
+	spec.options_json = acdc_define_options_json(fcinfo, APPEND_ARG_EXPECT + 3,
 											(const char *const[]) {"target", "source", "name", "once",
-											"pipeline", "start_from"});
+												"pipeline", "start_from",
+											"expect", "expect_or_drop", "expect_or_fail"});
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -428,6 +428,7 @@ insert_flow_row(FlowSpec *spec)
 						acdc_expression_objects(GetUserId(), spec->source,
 												spec->seq_norm, spec->deletes_norm,
 												spec->truncates_norm, fn));
+	acdc_expect_define(spec);
 	acdc_catalog_insert_checkpoint(spec->name, spec->source, spec->incremental);
 }
 

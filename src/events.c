@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include "events.h"
+#include "expect.h"
 #include "progress.h"
 #include "relation.h"
 #include "validate.h"
@@ -24,6 +25,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
@@ -36,6 +38,8 @@ typedef struct EventsReceiver
 	bool		allow_truncate;
 	char	   *null_key;		/* the first event with a NULL key: its key */
 	char	   *null_key_seq;	/* and sequence */
+	Expectation *failed;		/* the first fail expectation a row failed */
+	char	   *failed_row;		/* and that row */
 } EventsReceiver;
 
 /* The event's key as the bad-input errors spell it: "1, NULL". */
@@ -104,15 +108,40 @@ att_collation(Form_pg_attribute att)
 	return type_is_collatable(att->atttypid) ? DEFAULT_COLLATION_OID : InvalidOid;
 }
 
-/* The sort of the events by key and sequence, holding up to kb kilobytes. */
-static void
-begin_sort(Events *ev, int kb)
+/*
+ * The events' descriptor: the read's columns (keys, sequence, kind, the
+ * flow's columns) without the extra ones of expect.c that follow them —
+ * but the source row with on_bad_event => 'quarantine', which the checks
+ * after the sort may set aside.
+ */
+static TupleDesc
+events_desc(Events *ev, TupleDesc typeinfo)
 {
-	bool	   *nulls_first = palloc0(sizeof(bool) * (ev->nkeys + 1));
+	int			nx = list_length(ev->flow->expectations);
+	bool		has_row = acdc_expect_has_row(ev->flow);
+	int			natts;
+	TupleDesc	desc;
 
-	ev->sort = tuplesort_begin_heap(ev->desc, ev->nkeys + 1, ev->sort_atts, ev->sort_ops,
-									ev->sort_colls, nulls_first, kb, NULL,
-									TUPLESORT_RANDOMACCESS);
+	if (ev->flow->kind == FLOW_SNAPSHOT)
+		nx = 0, has_row = false;	/* a snapshot's diff has neither */
+	ev->in_xatt = typeinfo->natts - nx;
+	ev->in_row_att = has_row ? ev->in_xatt - 1 : -1;
+	ev->row_att = has_row && ev->flow->quarantine_bad ? ev->in_row_att : -1;
+	natts = ev->row_att >= 0 ? ev->row_att + 1 : has_row ? ev->in_row_att : ev->in_xatt;
+	ev->end_col = ev->row_att >= 0 ? ev->row_att : natts;
+	desc = CreateTemplateTupleDesc(natts);
+	for (int i = 0; i < natts; i++)
+		TupleDescCopyEntry(desc, i + 1, typeinfo, i + 1);
+	return desc;
+}
+
+/* A sort of the events by key and sequence, holding up to kb kilobytes. */
+static Tuplesortstate *
+events_sort_begin(Events *ev, int kb)
+{
+	return tuplesort_begin_heap(ev->desc, ev->nkeys + 1, ev->sort_atts, ev->sort_ops,
+								ev->sort_colls, ev->sort_nulls_first,
+								kb, NULL, TUPLESORT_RANDOMACCESS);
 }
 
 /*
@@ -126,21 +155,56 @@ events_bound_kb(void)
 	return Max((Size) work_mem, (Size) maintenance_work_mem / 2);
 }
 
+/* Keeps an event: grouped by key while it fits, else sorted. */
+static void
+events_put(Events *ev, TupleTableSlot *slot)
+{
+	if (ev->hash != NULL)
+	{
+		if (acdc_events_hash_put(ev, slot))
+			return;
+		/* past the bound: the sort takes them, in work_mem, spilling */
+		ev->sort = events_sort_begin(ev, work_mem);
+		acdc_events_hash_spill(ev, ev->sort);
+	}
+	tuplesort_puttupleslot(ev->sort, slot);
+}
+
+/*
+ * Sets aside a row read (slot as read, or as sorted with the source row at
+ * row_att), with the expectations it failed when failed_names; what it
+ * takes to say so is freed at once (the quarantine keeps a copy).
+ */
+static void
+quarantine_row(Events *ev, const char *reason, TupleTableSlot *slot, int row_att,
+			   bool failed_names, bool has_seq, const char *conflicts_with)
+{
+	MemoryContext old = MemoryContextSwitchTo(ev->row_cxt);
+
+	acdc_quarantine_add(ev->flow, reason,
+						failed_names ? acdc_expect_failed_names(ev->flow, slot, ev->in_xatt) : (Datum) 0,
+						slot->tts_values[row_att], has_seq ? seq_text(ev, slot) : NULL,
+						conflicts_with);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(ev->row_cxt);
+}
+
 static void
 events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	Events	   *ev = ((EventsReceiver *) self)->ev;
 	MemoryContext old = MemoryContextSwitchTo(ev->cxt);
 	int			nsort = ev->nkeys + 1;
+	AttrNumber *atts = palloc(sizeof(AttrNumber) * nsort);
+	Oid		   *ops = palloc(sizeof(Oid) * nsort);
+	Oid		   *colls = palloc(sizeof(Oid) * nsort);
+	bool	   *nulls_first = palloc0(sizeof(bool) * nsort);
 
-	ev->desc = CreateTupleDescCopy(typeinfo);
+	ev->desc = events_desc(ev, typeinfo);
 	ev->seq_att = ev->nkeys;
 	ev->kind_att = ev->nkeys + 1;
 	ev->first_col = ev->nkeys + 2;
 	ev->cmp = palloc0(sizeof(SortSupportData) * nsort);
-	ev->sort_atts = palloc(sizeof(AttrNumber) * nsort);
-	ev->sort_ops = palloc(sizeof(Oid) * nsort);
-	ev->sort_colls = palloc(sizeof(Oid) * nsort);
 	/* the state keeps sequences of the catalog's type; expr_pin.c keeps the expression's */
 	if (TupleDescAttr(ev->desc, ev->seq_att)->atttypid != ev->flow->seq_type)
 		ereport(ERROR,
@@ -163,32 +227,23 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 							i < ev->nkeys ? quote_identifier(NameStr(att->attname)) : "its sequence"),
 					 errhint("Keys and sequences need a btree operator class; change the column's type.")));
 		ev->composite[i] = type_is_rowtype(att->atttypid);
-		ev->sort_atts[i] = i + 1;
-		ev->sort_ops[i] = tc->lt_opr;
-		ev->sort_colls[i] = att_collation(att);
+		atts[i] = i + 1;
+		ops[i] = tc->lt_opr;
+		colls[i] = att_collation(att);
 		ev->cmp[i].ssup_cxt = ev->cxt;
-		ev->cmp[i].ssup_collation = ev->sort_colls[i];
+		ev->cmp[i].ssup_collation = colls[i];
 		PrepareSortSupportFromOrderingOp(tc->lt_opr, &ev->cmp[i]);
 	}
+	ev->sort_atts = atts;
+	ev->sort_ops = ops;
+	ev->sort_colls = colls;
+	ev->sort_nulls_first = nulls_first;
 	if (!acdc_events_hash_begin(ev, events_bound_kb() * 1024))
-		begin_sort(ev, (int) Min(events_bound_kb(), (Size) MAX_KILOBYTES));
+		ev->sort = events_sort_begin(ev, (int) Min(events_bound_kb(), (Size) MAX_KILOBYTES));
 	ev->slot = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	if (ev->desc->natts < typeinfo->natts)
+		ev->kept = MakeSingleTupleTableSlot(ev->desc, &TTSOpsVirtual);
 	MemoryContextSwitchTo(old);
-}
-
-/* Keeps an event: grouped by key while it fits, else sorted. */
-static void
-events_put(Events *ev, TupleTableSlot *slot)
-{
-	if (ev->hash != NULL)
-	{
-		if (acdc_events_hash_put(ev, slot))
-			return;
-		/* past the bound: the sort takes them, in work_mem, spilling */
-		begin_sort(ev, work_mem);
-		acdc_events_hash_spill(ev, ev->sort);
-	}
-	tuplesort_puttupleslot(ev->sort, slot);
 }
 
 static bool
@@ -209,8 +264,62 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	/* a NULL sequence is the first of the bad inputs: raised at once */
 	if (event_att_null(ev, slot, ev->seq_att))
-		acdc_validate_raise(ev->flow, "null_sequence", key_text(ev, slot), NULL);
+	{
+		if (!ev->flow->quarantine_bad)
+			acdc_validate_raise(ev->flow, "null_sequence", key_text(ev, slot), NULL);
+		quarantine_row(ev, "null_sequence", slot, ev->in_row_att, false, false, NULL);
+		return true;
+	}
 	kind = acdc_events_kind(ev, slot);
+	/* a NULL key next (raised after the read, after any NULL sequence) */
+	if (kind != 't')
+		for (int i = 0; i < ev->nkeys; i++)
+			if (event_att_null(ev, slot, i))
+			{
+				if (ev->flow->quarantine_bad)
+					quarantine_row(ev, "null_key", slot, ev->in_row_att, false, true, NULL);
+				else if (r->null_key == NULL)
+				{
+					old = MemoryContextSwitchTo(ev->cxt);
+					r->null_key = key_text(ev, slot);
+					r->null_key_seq = seq_text(ev, slot);
+					MemoryContextSwitchTo(old);
+				}
+				return true;
+			}
+	/* then the expectations (expect.c): a dropped row is no event */
+	if (ev->in_xatt < slot->tts_tupleDescriptor->natts)
+	{
+		Expectation *failed;
+
+		switch (acdc_expect_check(ev->flow, slot, ev->in_xatt, &failed))
+		{
+			case EXPECT_KEEP:
+				break;
+			case EXPECT_DROPPED:
+				quarantine_row(ev, "expectation", slot, ev->in_row_att, true, true, NULL);
+				return true;
+			case EXPECT_FAILED:
+				if (r->failed == NULL)
+				{
+					old = MemoryContextSwitchTo(ev->cxt);
+					r->failed = failed;
+					r->failed_row = psprintf("row for key (%s)=(%s) at sequence %s",
+											 acdc_validate_prefixed_keys(ev->flow, NULL),
+											 key_text(ev, slot), seq_text(ev, slot));
+					MemoryContextSwitchTo(old);
+				}
+				return true;
+		}
+	}
+	if (ev->kept)
+	{
+		ExecClearTuple(ev->kept);
+		memcpy(ev->kept->tts_values, slot->tts_values, sizeof(Datum) * ev->desc->natts);
+		memcpy(ev->kept->tts_isnull, slot->tts_isnull, sizeof(bool) * ev->desc->natts);
+		ExecStoreVirtualTuple(ev->kept);
+		slot = ev->kept;
+	}
 	old = MemoryContextSwitchTo(ev->cxt);
 	if (kind == 't')
 	{
@@ -227,17 +336,6 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 	}
 	else
 	{
-		for (int i = 0; i < ev->nkeys; i++)
-			if (event_att_null(ev, slot, i))
-			{
-				if (r->null_key == NULL)
-				{
-					r->null_key = key_text(ev, slot);
-					r->null_key_seq = seq_text(ev, slot);
-				}
-				MemoryContextSwitchTo(old);
-				return true;
-			}
 		events_put(ev, slot);
 		ev->nsorted++;
 	}
@@ -264,7 +362,7 @@ acdc_events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
 		return true;			/* a delete's other columns do not matter */
 	slot_getallattrs(a);
 	slot_getallattrs(b);
-	for (int i = ev->first_col; i < ev->desc->natts; i++)
+	for (int i = ev->first_col; i < ev->end_col; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(ev->desc, i);
 
@@ -314,7 +412,6 @@ void
 acdc_events_new_key(Events *ev, BatchRelation *keys, Datum *keyvals, uint32 n)
 {
 	Datum	   *values = ev->keyrow;
-	bool	   *nulls = ev->keyrow_nulls;
 
 	if (ev->nkeysets == PG_INT32_MAX)
 		ereport(ERROR,
@@ -328,12 +425,21 @@ acdc_events_new_key(Events *ev, BatchRelation *keys, Datum *keyvals, uint32 n)
 	ev->nevents[ev->nkeysets] = n;
 	values[0] = Int32GetDatum((int32) ev->nkeysets);
 	memcpy(&values[1], keyvals, sizeof(Datum) * ev->nkeys);
-	acdc_batch_relation_put(keys, values, nulls);
+	acdc_batch_relation_put(keys, values, ev->keyrow_nulls);
 	ev->nkeysets++;
 }
 
+/* Two different events at one key and sequence: an error, or set aside after the pass. */
+void
+acdc_events_found_conflict(Events *ev, TupleTableSlot *slot)
+{
+	if (!ev->flow->quarantine_bad)
+		acdc_events_report_conflict(ev, "conflict", slot);
+	ev->conflicts = true;
+}
+
 /*
- * The pass over the sorted events: numbers the keys, counts their events,
+ * The pass over the ordered events: numbers the keys, counts their events,
  * registers the keys' relation, and finds two different events at one key
  * and sequence.  Grouped by key, the events are ordered in the same pass
  * (events_hash.c).
@@ -371,7 +477,7 @@ events_group(Events *ev)
 		{
 			if (events_seq_cmp(ev, prev->tts_values[ev->seq_att], cur->tts_values[ev->seq_att]) == 0 &&
 				!acdc_events_same(ev, prev, cur))
-				acdc_events_report_conflict(ev, "conflict", cur);
+				acdc_events_found_conflict(ev, cur);
 			ev->nevents[ev->nkeysets - 1]++;
 		}
 		else
@@ -384,6 +490,129 @@ events_group(Events *ev)
 	ExecDropSingleTupleTableSlot(cur == ev->slot ? prev : cur);
 	acdc_batch_relation_register(&keys);
 	tuplesort_rescan(ev->sort);
+}
+
+/*
+ * Sets aside every event of each key and sequence with two different
+ * events (no winner is picked among them): the others go into a new sort,
+ * which replaces the batch's.  Only with on_bad_event => 'quarantine'.
+ */
+static void
+events_set_aside_conflicts(Events *ev)
+{
+	Tuplesortstate *kept;
+	MemoryContext gcxt = AllocSetContextCreate(ev->cxt, "autocdc conflict group",
+											   ALLOCSET_DEFAULT_SIZES);
+	TupleTableSlot *first = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	TupleTableSlot *cur = ev->slot;
+	List	   *group = NIL;	/* MinimalTuples of one key and sequence */
+	bool		differ = false;
+	bool		more = true;
+
+	if (ev->hash)
+	{
+		/* grouped by key, they go to a sort (rare: a run with a conflict) */
+		ev->sort = events_sort_begin(ev, work_mem);
+		acdc_events_hash_spill(ev, ev->sort);
+		tuplesort_performsort(ev->sort);
+	}
+	kept = events_sort_begin(ev, work_mem);
+	while (more)
+	{
+		more = tuplesort_gettupleslot(ev->sort, true, true, cur, NULL);
+		if (more)
+			slot_getallattrs(cur);
+		if (group != NIL && (!more || !same_key(ev, first, cur) ||
+							 events_seq_cmp(ev, first->tts_values[ev->seq_att],
+											cur->tts_values[ev->seq_att]) != 0))
+		{
+			ListCell   *lc;
+
+			foreach(lc, group)
+			{
+				ExecStoreMinimalTuple(lfirst(lc), first, false);
+				if (!differ)
+				{
+					tuplesort_puttupleslot(kept, first);
+					continue;
+				}
+				slot_getallattrs(first);
+				quarantine_row(ev, "conflict", first, ev->row_att, false, true, NULL);
+				ev->nsorted--;
+			}
+			ExecClearTuple(first);
+			MemoryContextReset(gcxt);
+			group = NIL;
+			differ = false;
+		}
+		if (!more)
+			break;
+		if (group != NIL && !acdc_events_same(ev, first, cur))
+			differ = true;
+		{
+			MemoryContext old = MemoryContextSwitchTo(gcxt);
+
+			group = lappend(group, ExecCopySlotMinimalTuple(cur));
+			MemoryContextSwitchTo(old);
+		}
+		if (list_length(group) == 1)
+		{
+			ExecStoreMinimalTuple(linitial(group), first, false);
+			slot_getallattrs(first);
+		}
+	}
+	ExecDropSingleTupleTableSlot(first);
+	MemoryContextDelete(gcxt);
+	tuplesort_end(ev->sort);
+	ev->sort = kept;
+	tuplesort_performsort(ev->sort);
+	{
+		TuplesortInstrumentation stats;
+
+		tuplesort_get_stats(ev->sort, &stats);
+		ev->in_memory = stats.spaceType == SORT_SPACE_TYPE_MEMORY;
+	}
+	ev->nkeysets = 0;
+	ev->conflicts = false;
+	acdc_batch_unregister_relations();	/* the keys' relation, numbered again */
+}
+
+/* {"kind": "upsert", "sequence": "5"}: the applied event a new one conflicts with */
+static char *
+applied_json(char kind, const char *seq)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"kind\": \"%s\", \"sequence\": ", kind == 'd' ? "delete" : "upsert");
+	escape_json(&buf, seq);
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+bool
+acdc_events_set_aside(Events *ev, const char *problem, TupleTableSlot *slot, char applied_kind)
+{
+	if (!ev->flow->quarantine_bad)
+		acdc_events_report_conflict(ev, problem, slot);
+	slot_getallattrs(slot);
+	quarantine_row(ev, "conflict_applied", slot, ev->row_att, false, true,
+				   applied_json(applied_kind, seq_text(ev, slot)));
+	return false;
+}
+
+bool
+acdc_events_set_aside_values(Events *ev, const char *problem, Datum *keys, Datum seq,
+							 Datum row, char applied_kind)
+{
+	char	   *seqtext;
+
+	if (!ev->flow->quarantine_bad)
+		acdc_events_report(ev, problem, keys, seq);
+	seqtext = acdc_value_text(seq, false, TupleDescAttr(ev->desc, ev->seq_att)->atttypid);
+	acdc_quarantine_add(ev->flow, "conflict_applied", (Datum) 0, row, seqtext,
+						applied_json(applied_kind, seqtext));
+	return false;
 }
 
 /*
@@ -416,6 +645,7 @@ acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_t
 	ev->cxt = cxt;
 	ev->flow = f;
 	ev->nkeys = list_length(f->keys);
+	ev->row_cxt = AllocSetContextCreate(cxt, "autocdc row set aside", ALLOCSET_SMALL_SIZES);
 	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 	cb->func = events_forget;
 	cb->arg = ev;
@@ -435,6 +665,8 @@ acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_t
 	acdc_progress_add_events(ev->nread & (ACDC_PROGRESS_EVENTS_BATCH - 1));
 	if (recv.null_key)
 		acdc_validate_raise(f, "null_key", recv.null_key, recv.null_key_seq);
+	if (recv.failed)
+		acdc_expect_raise(f, recv.failed, recv.failed_row);
 	INSTR_TIME_SET_CURRENT(t1);
 
 	acdc_progress_phase(ACDC_PHASE_SORTING);
@@ -451,6 +683,11 @@ acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_t
 	}
 	INSTR_TIME_SET_CURRENT(t2);
 	events_group(ev);
+	if (ev->conflicts)
+	{
+		events_set_aside_conflicts(ev);
+		events_group(ev);
+	}
 	MemoryContextSwitchTo(old);
 	INSTR_TIME_SET_CURRENT(t3);
 	INSTR_TIME_SUBTRACT(t3, t2);

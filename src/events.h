@@ -25,16 +25,24 @@ typedef struct Events
 {
 	FlowDef    *flow;
 	MemoryContext cxt;			/* everything here; freed by acdc_events_end */
+	MemoryContext row_cxt;		/* reset after each row set aside */
 	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns */
 	int			nkeys;			/* keys are attributes 0 .. nkeys - 1 */
 	int			seq_att;
 	int			kind_att;
 	int			first_col;		/* the flow's columns from here on */
-	SortSupportData *cmp;		/* nkeys + 1: keys, then the sequence */
-	bool	   *composite;		/* nkeys + 1: of a composite type */
-	AttrNumber *sort_atts;		/* nkeys + 1: the sort's columns, operators, collations */
+	int			end_col;		/* ... up to here */
+	int			row_att;		/* the source row (jsonb), kept for the quarantine; or -1 */
+	int			in_row_att;		/* the read's source row, or -1 */
+	int			in_xatt;		/* the read's first expectation result */
+	TupleTableSlot *kept;		/* the read's row without its extra columns */
+	bool		conflicts;		/* two different events at one key and sequence */
+	AttrNumber *sort_atts;		/* how the sort sorts (events_startup) */
 	Oid		   *sort_ops;
 	Oid		   *sort_colls;
+	bool	   *sort_nulls_first;
+	SortSupportData *cmp;		/* nkeys + 1: keys, then the sequence */
+	bool	   *composite;		/* nkeys + 1: of a composite type */
 	Tuplesortstate *sort;		/* sorted events, or NULL while hashed */
 	struct EventsHash *hash;	/* events grouped by key (events_hash.c), or NULL */
 	int64		nread;			/* rows read, truncates included */
@@ -97,10 +105,22 @@ extern void acdc_events_report(Events *ev, const char *problem, Datum *keys,
 						  Datum seq) pg_attribute_noreturn();
 
 /*
+ * An event that conflicts with one an earlier run applied (of kind
+ * applied_kind, 'u' or 'd', at its sequence): with on_bad_event => 'fail'
+ * the bad-input error (problem as above), else the event is quarantined,
+ * naming the applied one, and false is returned: the fold leaves it out.
+ */
+extern bool acdc_events_set_aside(Events *ev, const char *problem, TupleTableSlot *slot,
+								  char applied_kind);
+/* The same for an event given as its keys, sequence and source row. */
+extern bool acdc_events_set_aside_values(Events *ev, const char *problem, Datum *keys,
+										 Datum seq, Datum row, char applied_kind);
+
+/*
  * Inside events*.c: grouping by key while the batch fits in memory.
  * begin: false when a key type has no hash function.  put: false when the
  * event would pass the bound (spill them to sort then).  order: key then
- * sequence order, for next and rescan.
+ * sequence order, numbering the keys, for next.
  */
 extern bool acdc_events_hash_begin(Events *ev, Size bound);
 extern bool acdc_events_hash_put(Events *ev, TupleTableSlot *slot);
@@ -108,6 +128,7 @@ extern void acdc_events_hash_spill(Events *ev, Tuplesortstate *sort);
 extern void acdc_events_hash_order(Events *ev, BatchRelation *keys, TupleTableSlot *work);
 extern bool acdc_events_hash_next(Events *ev, TupleTableSlot *slot);
 extern void acdc_events_new_key(Events *ev, BatchRelation *keys, Datum *keyvals, uint32 n);
+extern void acdc_events_found_conflict(Events *ev, TupleTableSlot *slot);
 
 /* Frees the batch and unregisters its relations. */
 extern void acdc_events_end(Events *ev);

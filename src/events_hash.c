@@ -432,7 +432,7 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 			slot_getsomeattrs(work, ev->first_col);
 			slot_getsomeattrs(ev->slot, ev->first_col);
 			if (!acdc_events_same(ev, work, ev->slot))
-				acdc_events_report_conflict(ev, "conflict", ev->slot);
+				acdc_events_found_conflict(ev, ev->slot);
 		}
 		acdc_events_new_key(ev, keysrel, &ks.keyvals[(Size) keys[r] * ev->nkeys], n);
 		start += n;

@@ -517,3 +517,36 @@ acdc_verify_flow_expressions(FlowDef *f)
 				refuse_flow(f, part, was_list, now_list);
 	}
 }
+
+/*
+ * What an expectation's condition resolves to, analyzed as `owner` as a
+ * run evaluates it; entries are prefixed with `what` (expectation "name").
+ */
+List *
+acdc_condition_objects(Oid owner, Oid source, const char *cond, const char *what)
+{
+	UserSwitch	sw;
+	List	   *objects;
+
+	autocdc_become(&sw, owner, true);
+	objects = expression_part(NIL, source, cond, what);
+	autocdc_unbecome(&sw);
+	return objects;
+}
+
+/* Refuses the flow when the condition resolves to other objects than `was`. */
+void
+acdc_verify_condition(FlowDef *f, const char *what, const char *cond, List *was)
+{
+	List	   *was_list = part_entries(was, what);
+	List	   *now_list = part_entries(acdc_condition_objects(f->run_as, f->source, cond, what),
+										what);
+	ListCell   *w,
+			   *n;
+
+	if (list_length(was_list) != list_length(now_list))
+		refuse_flow(f, what, was_list, now_list);
+	forboth(w, was_list, n, now_list)
+		if (strcmp(lfirst(w), lfirst(n)) != 0)
+			refuse_flow(f, what, was_list, now_list);
+}

@@ -20,5 +20,9 @@ extern List *acdc_expression_objects(Oid owner, Oid source,
 extern void acdc_check_kept_expression(Oid source, Node *analyzed,
 									   const char *kept, const char *what);
 extern void acdc_verify_flow_expressions(FlowDef *f);
+extern List *acdc_condition_objects(Oid owner, Oid source, const char *cond,
+									const char *what);
+extern void acdc_verify_condition(FlowDef *f, const char *what, const char *cond,
+								  List *was);
 
 #endif							/* AUTOCDC_EXPR_PIN_H */

@@ -17,6 +17,24 @@ typedef enum FlowKind
 	FLOW_APPEND					/* 'append': inserts source rows */
 } FlowKind;
 
+/* An expectation of a flow (expect.c): a condition over the source row. */
+typedef enum ExpectAction
+{
+	EXPECT_WARN,				/* 'warn': counted */
+	EXPECT_DROP,				/* 'drop': left out of the run, quarantined */
+	EXPECT_FAIL					/* 'fail': fails the flow's run */
+} ExpectAction;
+
+typedef struct Expectation
+{
+	char	   *name;
+	char	   *condition;		/* normalized boolean expression */
+	ExpectAction action;
+	List	   *objects;		/* what it resolved to (expr_pin.c) */
+	int64		passed;			/* this run's counts */
+	int64		failed;
+} Expectation;
+
 typedef struct FlowDef
 {
 	char	   *name;
@@ -39,6 +57,11 @@ typedef struct FlowDef
 	List	   *expression_objects; /* what the above resolved to (expr_pin.c) */
 	bool		expression_objects_unset;	/* NULL: a flow from 0.1.0 */
 	struct ArrayType *settings;	/* pinned at creation: 'name=value' */
+	List	   *expectations;	/* Expectation, by name */
+	bool		quarantine_bad; /* on_bad_event => 'quarantine' */
+	int64		run_id;			/* the run it is part of (quarantine rows) */
+	struct Quarantine *quarantine;	/* this run's rows set aside, or NULL */
+	int64		rows_dropped;	/* this run's rows dropped by expectations */
 
 	/* Shared by every flow into the target; the last two read under lock. */
 	Oid			state;			/* auxiliary state table */
@@ -66,7 +89,8 @@ typedef struct FlowCounts
 	int64		upserted;
 	int64		deleted;
 	int64		skipped;
-	int64		dropped;		/* rejected by the flow's expectations; 0 until it has any */
+	int64		dropped;		/* left out by the flow's drop expectations */
+	int64		quarantined;	/* rows newly put in autocdc.quarantine */
 } FlowCounts;
 
 extern void acdc_catalog_check_version(void);

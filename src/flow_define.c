@@ -150,7 +150,8 @@ enum
 	ARG_TARGET, ARG_SOURCE, ARG_KEYS, ARG_SEQUENCE_BY, ARG_NAME, ARG_SCD_TYPE,
 	ARG_DELETES, ARG_TRUNCATES, ARG_COLUMN_LIST, ARG_EXCEPT_COLUMN_LIST,
 	ARG_TRACK_LIST, ARG_TRACK_EXCEPT, ARG_IGNORE_NULL, ARG_IGNORE_NULL_LIST,
-	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE, ARG_RETENTION, ARG_START_FROM
+	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE, ARG_RETENTION, ARG_START_FROM,
+	ARG_EXPECT, ARG_EXPECT_OR_DROP, ARG_EXPECT_OR_FAIL, ARG_ON_BAD_EVENT
 };
 
 static const char *const arg_names[] = {
@@ -159,7 +160,8 @@ static const char *const arg_names[] = {
 	"except_column_list", "track_history_column_list",
 	"track_history_except_column_list", "ignore_null_updates",
 	"ignore_null_updates_column_list", "ignore_null_updates_except_column_list",
-	"once", "pipeline", "tombstone_retention", "start_from"
+	"once", "pipeline", "tombstone_retention", "start_from",
+	"expect", "expect_or_drop", "expect_or_fail", "on_bad_event"
 };
 
 /* The arguments as given, as a jsonb text kept in autocdc.flow.options. */
@@ -190,6 +192,13 @@ acdc_define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *
 		{
 			val = acdc_rel_qualified_name(PG_GETARG_OID(i));
 			escape_json(&buf, val);
+			continue;
+		}
+		if (typid == JSONBOID)
+		{
+			/* a map of expectations: kept as given */
+			appendStringInfoString(&buf, DatumGetCString(DirectFunctionCall1(jsonb_out,
+																			 PG_GETARG_DATUM(i))));
 			continue;
 		}
 		if (typid == TEXTARRAYOID)
@@ -252,6 +261,8 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	acdc_define_pipeline_arg(&spec, fcinfo, ARG_PIPELINE);
 	acdc_define_retention_arg(&spec, fcinfo, ARG_RETENTION);
 	spec.start_now = acdc_define_start_from_arg(fcinfo, ARG_START_FROM);
+	spec.expectations = acdc_expect_args(fcinfo, ARG_EXPECT);
+	spec.quarantine_bad = acdc_define_on_bad_event_arg(fcinfo, ARG_ON_BAD_EVENT);
 
 	column_list = acdc_define_list_arg(fcinfo, ARG_COLUMN_LIST);
 	except_list = acdc_define_list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
@@ -291,7 +302,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	acdc_define_refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
 				"ignore_null_updates_except_column_list");
 
-	spec.options_json = acdc_define_options_json(fcinfo, ARG_START_FROM + 1, arg_names);
+	spec.options_json = acdc_define_options_json(fcinfo, lengthof(arg_names), arg_names);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

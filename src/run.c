@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "append.h"
 #include "collation.h"
+#include "expect.h"
 #include "expr_pin.h"
 #include "progress.h"
 #include "scd1.h"
@@ -340,6 +341,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 		autocdc_apply_settings(f->settings);
 		r->verifying = true;
 		acdc_verify_flow_expressions(f);
+		acdc_expect_verify(f);
 		r->verifying = false;
 		AtEOXact_GUC(true, nest);
 	}
@@ -409,6 +411,11 @@ run_flow_inner(FlowResult *r, bool refresh)
 	}
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	autocdc_unbecome(&sw);
+
+	/* the rows set aside, and the expectations' counts (expect.c) */
+	acdc_quarantine_flush(f, &r->counts);
+	r->counts.dropped = f->rows_dropped;
+	acdc_expect_record_run(f);
 
 	acdc_progress_phase(ACDC_PHASE_CHECKPOINT);
 	if (new_t && (truncate_before == NULL || strcmp(new_t, truncate_before) != 0))
@@ -804,6 +811,8 @@ run_flows(List *results, bool refresh, int64 run_id, List *pipelines,
 	{
 		FlowResult *r = lfirst(lc);
 		List	   *unit = list_make1(r);
+
+		r->flow->run_id = run_id;
 
 		if (refresh)
 		{

@@ -141,7 +141,8 @@ equals_target(Scd1Fold *F, int j, Datum ev, bool evnull, Datum t, bool tnull)
  * a delete at the applied upsert's, is another; an upsert at the applied
  * upsert's must carry the values its row got.
  */
-static void
+/* False when the event was set aside (on_bad_event => 'quarantine'). */
+static bool
 check_applied(Scd1Fold *F, TupleTableSlot *e, char kind, TupleTableSlot *st)
 {
 	Datum		seq = e->tts_values[F->ev->seq_att];
@@ -149,12 +150,12 @@ check_applied(Scd1Fold *F, TupleTableSlot *e, char kind, TupleTableSlot *st)
 	bool	   *tnull = &st->tts_isnull[F->att_row + BATCH_ROW_ID_ATTS];
 
 	if (kind == 'u' && !st->tts_isnull[ST_DEL] && seq_cmp(F, seq, st->tts_values[ST_DEL]) == 0)
-		acdc_events_report_conflict(F->ev, "conflict_applied", e);
+		return acdc_events_set_aside(F->ev, "conflict_applied", e, 'd');
 	if (kind == 'd' && !st->tts_isnull[ST_UPS] && seq_cmp(F, seq, st->tts_values[ST_UPS]) == 0)
-		acdc_events_report_conflict(F->ev, "conflict_applied", e);
+		return acdc_events_set_aside(F->ev, "conflict_applied", e, 'u');
 	if (kind != 'u' || st->tts_isnull[ST_UPS] || seq_cmp(F, seq, st->tts_values[ST_UPS]) != 0 ||
 		st->tts_isnull[F->att_row])
-		return;
+		return true;
 	slot_getallattrs(e);
 	for (int j = 0; j < F->nwritten; j++)
 	{
@@ -163,8 +164,9 @@ check_applied(Scd1Fold *F, TupleTableSlot *e, char kind, TupleTableSlot *st)
 		if (a < 0 || (F->setter[j] == SET_NOT_NULL && e->tts_isnull[a]))
 			continue;
 		if (!equals_target(F, j, e->tts_values[a], e->tts_isnull[a], t[j], tnull[j]))
-			acdc_events_report_conflict(F->ev, "conflict_target", e);
+			return acdc_events_set_aside(F->ev, "conflict_target", e, 'u');
 	}
+	return true;
 }
 
 /* Whether the event is late or replayed: at or below what was applied. */
@@ -197,8 +199,13 @@ read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum 
 			elog(ERROR, "autocdc: flow \"%s\" ran out of events", F->f->name);
 		seq = e->tts_values[ev->seq_att];
 		kind = acdc_events_kind(ev, e);
-		if (has_state)
-			check_applied(F, e, kind, st);
+		if (has_state && !check_applied(F, e, kind, st))
+		{
+			/* set aside: it only spells the key, when no other event does */
+			if (TTS_EMPTY(F->latest))
+				acdc_events_keep(ev, F->latest, e);
+			continue;
+		}
 		if (is_skipped(F, seq, st))
 			F->counts->skipped++;
 		if (kind == 'u')

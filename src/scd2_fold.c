@@ -147,6 +147,7 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 			x->kind = acdc_events_kind(ev, slot);
 			x->fresh = true;
 			x->seq = slot->tts_values[ev->seq_att];
+			x->row = ev->row_att >= 0 ? slot->tts_values[ev->row_att] : (Datum) 0;
 			normalize(F, slot, x);
 			if (n == 0)
 				memcpy(&F->keyvals[(Size) key * ev->nkeys], slot->tts_values, sizeof(Datum) * ev->nkeys);

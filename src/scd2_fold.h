@@ -29,6 +29,7 @@ typedef struct Ev
 	Datum	   *keys;			/* the key as this event spells it */
 	Datum	   *vals;
 	bool	   *nulls;
+	Datum		row;			/* the source row (jsonb) with on_bad_event => 'quarantine' */
 } Ev;
 
 /* A version: stored (with its row id) or folded. */

@@ -227,8 +227,10 @@ acdc_check_stored(Fold2 *F)
 
 			same = acdc_vals_equal(F, j, v, vnull, e->vals[j], e->nulls[j]);
 		}
-		if (kind[0] != e->kind || !same)
-			acdc_events_report(F->ev, "conflict_applied", e->keys, e->seq);
+		/* set aside (quarantined), it is neither new nor skipped */
+		if ((kind[0] != e->kind || !same) &&
+			!acdc_events_set_aside_values(F->ev, "conflict_applied", e->keys, e->seq, e->row, kind[0]))
+			F->nread--;
 		e->fresh = false;
 	}
 	SPI_freetuptable(tt);

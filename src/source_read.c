@@ -16,6 +16,7 @@
  */
 #include "source_read.h"
 #include "collation.h"
+#include "expect.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -105,6 +106,7 @@ acdc_read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 		sql->len -= 2;			/* drop the trailing ", " */
 		sql->data[sql->len] = '\0';
 	}
+	acdc_expect_append_columns(sql, flow);
 	acdc_read_append_from(sql, flow, p);
 }
 

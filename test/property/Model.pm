@@ -38,6 +38,16 @@ package Model;
 #
 # Exact duplicate events collapse (they are removed before folding).
 #
+# Data quality (a flow with on_bad_event => 'quarantine' and drop
+# expectations) -- quarantine_reason():
+#   Each source row read is set aside, checked in this order, for a NULL
+#   sequence, a NULL key column in an upsert or delete (a truncate needs no
+#   key), or a failed drop expectation (a condition that is NULL passes).
+#   The fold's input is the rows not set aside; the quarantine holds each
+#   row set aside once (exact duplicates are one row).  The cases give
+#   every (key, sequence) at most one distinct event, so no conflict
+#   arises, whichever run reads which row.
+#
 # Snapshots (SCD type 1, snapshot + CDC in one ordering domain) --
 # snapshot_events():
 #   A snapshot with version v is the full state of the source at v.  It
@@ -84,7 +94,23 @@ use warnings;
 
 use Exporter 'import';
 our @EXPORT_OK = qw(fold fold_scd2 key_string partial_columns tracked_columns
-                    snapshot_events);
+                    snapshot_events quarantine_reason);
+
+# Why a source row is set aside, or undef when it is folded.
+#   $config->{key_cols} : key columns
+#   $config->{drops}    : [ sub { $row } -> true, false or undef (NULL) ]
+#   $kind               : the row's event kind ('upsert', 'delete', 'truncate')
+sub quarantine_reason {
+    my ($config, $row, $kind) = @_;
+    return 'null_sequence' unless defined $row->{seq};
+    return 'null_key'
+        if $kind ne 'truncate' && grep { !defined $row->{$_} } @{ $config->{key_cols} };
+    for my $cond (@{ $config->{drops} || [] }) {
+        my $r = $cond->($row);
+        return 'expectation' if defined $r && !$r;
+    }
+    return undef;
+}
 
 # Which value columns are partial for a given flow option set.
 #   $opts->{ignore_null_updates}                    : true/false

@@ -12,7 +12,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::Bin;
-use Model qw(fold fold_scd2 partial_columns tracked_columns snapshot_events);
+use Model qw(fold fold_scd2 partial_columns tracked_columns snapshot_events quarantine_reason);
 
 my ($passed, $failed) = (0, 0);
 
@@ -407,6 +407,34 @@ check_dies('snapshot: CDC delete at exactly v for a key it holds', $acc,
     my $ok = !eval { acc_snap(10, 1 => 's', 1 => 't'); 1 } && $@ =~ /two rows for one key/;
     if ($ok) { $passed++; print "ok - snapshot: two rows for one key are refused\n" }
     else     { $failed++; print "not ok - snapshot: two rows for one key are refused (error: ", ($@ || 'none'), ")\n" }
+}
+
+# ---------------------------------------------------------------------------
+# Data quality: why a row is set aside (NULL sequence first, then a NULL key
+# of an upsert or delete, then a failed drop expectation; NULL passes).
+{
+    my $q = { key_cols => [qw(k1 k2)], drops => [ sub { defined $_[0]{a} ? $_[0]{a} > 0 : undef } ] };
+    my @cases = (
+        [ 'kept',                         { k1 => 1, k2 => 'x', a => 1, seq => 1 }, 'upsert', undef ],
+        [ 'NULL condition passes',        { k1 => 1, k2 => 'x', a => undef, seq => 1 }, 'upsert', undef ],
+        [ 'dropped',                      { k1 => 1, k2 => 'x', a => 0, seq => 1 }, 'delete', 'expectation' ],
+        [ 'NULL sequence before the rest', { k1 => undef, k2 => 'x', a => 0, seq => undef }, 'upsert', 'null_sequence' ],
+        [ 'one NULL key column',          { k1 => 1, k2 => undef, a => 0, seq => 1 }, 'delete', 'null_key' ],
+        [ 'a truncate needs no key',      { k1 => undef, k2 => undef, a => 5, seq => 1 }, 'truncate', undef ],
+        [ 'a truncate may be dropped',    { k1 => undef, k2 => undef, a => -5, seq => 1 }, 'truncate', 'expectation' ],
+    );
+    for my $c (@cases) {
+        my ($name, $row, $kind, $want) = @$c;
+        my $got = quarantine_reason($q, $row, $kind);
+        if ((defined $got ? $got : 'kept') eq (defined $want ? $want : 'kept')) {
+            $passed++;
+            print "ok - quarantine: $name\n";
+        }
+        else {
+            $failed++;
+            print "not ok - quarantine: $name (got ", $got // 'kept', ")\n";
+        }
+    }
 }
 
 print "model_selftest: $passed passed, $failed failed\n";

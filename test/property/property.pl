@@ -28,14 +28,21 @@
 #               deletes and replays, CDC events at a snapshot's version,
 #               sequences beyond the int range, varied snapshot functions,
 #               snapshot tables with other column order and types)
+#   data quality: quality (SCD type 1, maybe truncates and partial
+#               updates), scd2_quality (SCD type 2): a flow with
+#               on_bad_event => 'quarantine', a drop expectation (a > -10)
+#               and a warn expectation, over events that include rows with
+#               a NULL sequence or a NULL key; the model folds the rows
+#               that pass (Model::quarantine_reason), and autocdc.quarantine
+#               must hold exactly the others, each once
 #   A snapshot seed has, besides its CDC events, 1-4 snapshots (random
 #   subsets of the keys, random values, NULLs too) with increasing
 #   versions, registered in the steps of the runs in version order; the
 #   snapshot flow's function hands them out one by one.  The model folds
 #   each snapshot as a truncate at its version plus an upsert at its version
 #   for each of its rows (Model::snapshot_events).
-# By default all eleven are selected, and the default number of seeds is
-# 100 per selected mode (1100 for all eleven): every mode gets 100 seeds.
+# By default all thirteen are selected, and the default number of seeds is
+# 100 per selected mode (1300 for all thirteen): every mode gets 100 seeds.
 # Fewer seeds give some mode fewer than 100; the last lines say so.
 # With --scd1-only (or --modes scd1) a seed gives exactly the case it gave
 # before SCD type 2 existed in this test; with --modes scd1,scd2 exactly the
@@ -58,8 +65,8 @@
 # "@@END") split it per seed.  Schemas are dropped afterwards unless --keep.
 #
 # Options
-#   --seeds N        number of seeds (default 100 per selected mode, 1100
-#                    for all eleven; 2000 with --soak)
+#   --seeds N        number of seeds (default 100 per selected mode, 1300
+#                    for all thirteen; 2000 with --soak)
 #   --first-seed S   first seed (default 1)
 #   --soak           many seeds (default 2000), same code
 #   --batch B        seeds per psql invocation (default 25)
@@ -75,7 +82,7 @@
 #   --print-sql      print the psql script and the expected rows of the
 #                    seeds, without connecting to a database
 #   --modes LIST     comma-separated modes to cycle through; "scd1", "scd2",
-#                    "snap" and "all" stand for groups (default: all)
+#                    "snap", "quality" and "all" stand for groups (default: all)
 #   --scd1-only      same as --modes scd1
 #
 # The last line is "property: N passed, M failed"; the exit code is non-zero
@@ -86,7 +93,8 @@ use warnings;
 
 use FindBin;
 use lib $FindBin::Bin;
-use Model qw(fold fold_scd2 key_string partial_columns tracked_columns snapshot_events);
+use Model qw(fold fold_scd2 key_string partial_columns tracked_columns snapshot_events
+             quarantine_reason);
 use Getopt::Long qw(GetOptions);
 use File::Temp qw(tempdir);
 use POSIX qw(_exit);
@@ -127,22 +135,24 @@ my $workdir = tempdir('autocdc-property-XXXXXX', TMPDIR => 1, CLEANUP => 0);
 my @SCD1_MODES = qw(plain partial column_list truncates mixed);
 my @SCD2_MODES = qw(scd2 scd2_track scd2_partial scd2_mixed);
 my @SNAP_MODES = qw(snap_cdc snap_cdc_mixed);
+my @QUALITY_MODES = qw(quality scd2_quality);
 my @MODES;
 {
     my %group = (scd1 => \@SCD1_MODES, scd2 => \@SCD2_MODES, snap => \@SNAP_MODES,
-                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES ]);
-    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES;
+                 quality => \@QUALITY_MODES,
+                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES ]);
+    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES;
     my $spec  = $opt{'scd1-only'} ? 'scd1' : $opt{modes} // 'all';
     my %chosen;
     for my $m (split /\s*,\s*/, $spec) {
         next if $m eq '';
         my @ms = $group{$m} ? @{ $group{$m} } : $known{$m} ? ($m) : ();
-        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES;"
-          . " groups: scd1 scd2 snap all)\n"
+        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES @QUALITY_MODES;"
+          . " groups: scd1 scd2 snap quality all)\n"
             unless @ms;
         $chosen{$_} = 1 for @ms;
     }
-    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES;    # fixed order
+    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES;    # fixed order
     die "--modes: no mode selected\n" unless @MODES;
 }
 sub is_scd2_mode { return $_[0] =~ /^scd2/ ? 1 : 0 }
@@ -200,7 +210,8 @@ sub generate_case {
     my $mode = $MODES[ $seed % @MODES ];
     return generate_snap_case($seed, $mode) if is_snap_mode($mode);
     my $scd2 = is_scd2_mode($mode);
-    my %case = (seed => $seed, mode => $mode, scd => $scd2 ? 2 : 1);
+    my %case = (seed => $seed, mode => $mode, scd => $scd2 ? 2 : 1,
+                quality => $mode =~ /quality$/ ? 1 : 0);
 
     # Columns.  (Every rand() call of an SCD type 1 mode happens as it did
     # before SCD type 2 modes existed, so its cases are unchanged.)
@@ -228,6 +239,9 @@ sub generate_case {
         }
         elsif ($r == 3) { $flow{ignore_null_updates_except_column_list} = [ pick(@vcols) ] }
         elsif ($r == 4) { $flow{ignore_null_updates} = 0 }    # explicitly off
+    }
+    elsif ($mode eq 'quality') {
+        $flow{ignore_null_updates} = 1 if rand() < 0.3;
     }
     elsif ($scd2) {
         # History tracking: one column, or a random non-empty proper subset
@@ -260,6 +274,7 @@ sub generate_case {
     $case{partial}   = partial_columns(\@vcols, \%flow);
     $case{tracked}   = tracked_columns(\@vcols, \%flow) if $scd2;
     $case{truncates} = ($mode eq 'truncates' || $mode eq 'mixed') ? 1 : 0;
+    $case{truncates} = rand() < 0.5 ? 1 : 0 if $mode eq 'quality';
 
     # Source column order: sometimes shuffled, the engine must go by name.
     my @src_cols = (@{ $case{key_cols} }, @vcols, 'op', 'seq');
@@ -353,6 +368,25 @@ sub generate_case {
         push @rows, \%row;
     }
 
+    # Data quality: copies of rows with a NULL sequence or a NULL key
+    # column (all of them, or one), which the quarantine must take.
+    if ($case{quality}) {
+        my $n_bad = int(rand(6));
+        my @good = @rows;
+        for (1 .. $n_bad) {
+            my %row = %{ pick(@good) };
+            if (rand() < 0.5) {
+                $row{seq} = undef;
+            }
+            else {
+                my @kc = @{ $case{key_cols} };
+                $row{$_} = undef for rand() < 0.5 ? @kc : (pick(@kc));
+                $row{op} = 'U' if defined $row{op} && $row{op} eq 'T';
+            }
+            push @rows, \%row;
+        }
+    }
+
     # Exact duplicates (~10%): the same row again, maybe in a later run.
     my @all = @rows;
     for my $row (@rows) {
@@ -381,7 +415,8 @@ sub generate_case {
 # NULL shown as \N (the same format the psql output is parsed into).
 sub expected_lines {
     my ($case) = @_;
-    my @events = map { row_to_event($case, $_) } map { @$_ } @{ $case->{runs} };
+    my @events = map { row_to_event($case, $_) } grep { !defined row_quarantined($case, $_) }
+                 map { @$_ } @{ $case->{runs} };
     return expected_lines_scd2($case, \@events) if $case->{scd} == 2;
     # Snapshots: a truncate at the version plus an upsert for each row.
     push @events, snapshot_events({ value_cols => $case->{value_cols} }, $_->{version}, $_->{rows})
@@ -405,6 +440,32 @@ sub expected_lines_scd2 {
     my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} }, '__start_at', '__end_at');
     return [ sort map { my $v = $_; join '|', map { defined $v->{$_} ? $v->{$_} : '\N' } @cols }
              @$versions ];
+}
+
+# The quality modes' expectations: a drop (a > -10, which a NULL passes)
+# and a warn (b IS NOT NULL, which drops nothing).
+my %QUALITY_DROPS = (a_above => sub { defined $_[0]{a} ? $_[0]{a} > -10 : undef });
+my %QUALITY_WARNS = (b_set => 'b IS NOT NULL');
+
+# Why the flow sets a source row aside (a quality mode's case), or undef.
+sub row_quarantined {
+    my ($case, $row) = @_;
+    return undef unless $case->{quality};
+    return quarantine_reason({ key_cols => $case->{key_cols}, drops => [ values %QUALITY_DROPS ] },
+                             $row, row_to_event($case, $row)->{kind});
+}
+
+# The rows autocdc.quarantine must hold, as sorted lines
+# "reason|<source columns>" (each distinct row once).
+sub expected_quarantine {
+    my ($case) = @_;
+    my %lines;
+    for my $row (map { @$_ } @{ $case->{runs} }) {
+        my $reason = row_quarantined($case, $row);
+        next unless defined $reason;
+        $lines{ join '|', $reason, map { defined $row->{$_} ? $row->{$_} : '\N' } @{ $case->{src_cols} } } = 1;
+    }
+    return [ sort keys %lines ];
 }
 
 # The columns of the target lines (expected_lines() and the @@ROW output).
@@ -476,6 +537,12 @@ sub case_sql {
                   track_history_column_list track_history_except_column_list)) {
         push @args, "$o => " . sql_array($flow->{$o}) if $flow->{$o};
     }
+    if ($case->{quality}) {
+        push @args, "on_bad_event => 'quarantine'",
+                    "expect_or_drop => '{\"a_above\": \"a > -10\"}'",
+                    "expect => '{\"b_set\": \"$QUALITY_WARNS{b_set}\"}'";
+        push @sql, "DELETE FROM autocdc.quarantine WHERE flow = 'f$tag';";
+    }
     push @args, "pipeline => 'p$tag'", "name => 'f$tag'";
     push @sql, "SELECT autocdc.create_auto_cdc_flow(\n    " . join(",\n    ", @args) . ");";
 
@@ -502,6 +569,12 @@ sub case_sql {
     else {
         push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols)
                  . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols) . ';';
+    }
+    if ($case->{quality}) {
+        push @sql, "SELECT '\@\@Q', '$tag', q.reason, " . join(', ', map { "r.$_" } @src_cols)
+                 . " FROM autocdc.quarantine q CROSS JOIN LATERAL"
+                 . " jsonb_populate_record(NULL::$schema.src, q.\"row\") r WHERE q.flow = 'f$tag';";
+        push @sql, "DELETE FROM autocdc.quarantine WHERE flow = 'f$tag';" if $drop;
     }
     push @sql, "DROP SCHEMA $schema CASCADE;" if $drop;
     push @sql, "\\echo \@\@END $tag", '';
@@ -571,6 +644,11 @@ sub parse_output {
             push @{ $res{$tag}{rows} }, join '|', @f;
             next;
         }
+        if ($line =~ /^\@\@Q\|/) {
+            my (undef, $tag, @f) = split /\|/, $line, -1;
+            push @{ $res{$tag}{quarantine} }, join '|', @f;
+            next;
+        }
         # anything else (e.g. the result of create_auto_cdc_flow) is ignored
     }
     return \%res;
@@ -616,6 +694,15 @@ sub judge {
     if (join("\n", @actual) ne join("\n", @expected)) {
         push @problems, 'target differs from the model';
         $class //= 'mismatch';
+    }
+    if ($case->{quality}) {
+        my @q = sort @{ $res->{quarantine} || [] };
+        my @eq = @{ expected_quarantine($case) };
+        if (join("\n", @q) ne join("\n", @eq)) {
+            push @problems, "quarantine differs from the model:\n  expected:\n"
+                . join('', map { "    $_\n" } @eq) . "  actual:\n" . join('', map { "    $_\n" } @q);
+            $class //= 'quarantine';
+        }
     }
     return undef unless @problems;
     return { class => $class, reason => join("\n", @problems), actual => \@actual };
