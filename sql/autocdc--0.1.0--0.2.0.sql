@@ -481,3 +481,25 @@ LANGUAGE C VOLATILE;
 CREATE VIEW autocdc.progress AS SELECT * FROM autocdc._progress();
 GRANT SELECT ON autocdc.progress TO PUBLIC;
 COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';
+LANGUAGE C VOLATILE;
+CREATE VIEW autocdc.progress AS SELECT * FROM autocdc._progress();
+GRANT SELECT ON autocdc.progress TO PUBLIC;
+COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';
+
+-- issue 17: the reference system's SQL
+-- A script of CREATE STREAMING TABLE, CREATE FLOW, APPLY CHANGES INTO,
+-- DROP FLOW and REFRESH STREAMING TABLE statements, run as the caller in
+-- the caller's transaction through the functions above (README, The
+-- reference system's SQL).
+CREATE FUNCTION autocdc.execute(script text, pipeline text DEFAULT 'default')
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'autocdc_execute'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.execute(text, text)
+    IS 'run a script in the reference system''s SQL (CREATE STREAMING TABLE, CREATE FLOW, ...), one command tag per statement';
+CREATE FUNCTION autocdc.flow_ddl(name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'autocdc_flow_ddl'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION autocdc.flow_ddl(text)
+    IS 'the CREATE FLOW statement (or function call) that makes a flow again';
