@@ -263,6 +263,7 @@ SELECT to_regclass('undone');
 -- execute() runs as its caller.
 SELECT prosecdef FROM pg_proc WHERE oid = 'autocdc.execute'::regproc;
 
-SELECT count(autocdc.drop_flow(name)) FROM autocdc.flows;
+SELECT count(autocdc.drop_flow(f.name)) FROM autocdc.flows f JOIN pg_class c ON c.oid = f.target
+ WHERE c.relnamespace = 'dl'::regnamespace;
 SET client_min_messages = warning;
 DROP SCHEMA dl, cdc_data CASCADE;
