@@ -21,7 +21,7 @@ REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              scd2_reference scd2_history scd2_flows snapshot backfill schedule \
              collations settings_pinning retention partitions \
              schema_changes expression_pinning security bookkeeping stamps \
-             target_edits reinstall run_history run_results loading progress \
+             target_edits reinstall run_history run_results loading progress source_query \
              dialect dialect_errors dialect_ddl uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))

@@ -481,10 +481,85 @@ LANGUAGE C VOLATILE;
 CREATE VIEW autocdc.progress AS SELECT * FROM autocdc._progress();
 GRANT SELECT ON autocdc.progress TO PUBLIC;
 COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';
+
+-- issue 17: flows over a source query
+-- source_query (snapshot_query, version_query) ends each flow-creating
+-- function's arguments; a flow over a query needs no source, so source
+-- (and the arguments after it) take DEFAULT NULL.
+DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text);
+CREATE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    source      regclass DEFAULT NULL,
+    keys        text[]   DEFAULT NULL,
+    sequence_by text     DEFAULT NULL,
+    name        text    DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    source_query text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
-CREATE VIEW autocdc.progress AS SELECT * FROM autocdc._progress();
-GRANT SELECT ON autocdc.progress TO PUBLIC;
-COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text)
+    IS 'declare an AUTO CDC flow from a change table into an SCD target';
+DROP FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text);
+CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
+    target text,
+    keys   text[],
+    source regclass DEFAULT NULL,
+    source_function regprocedure DEFAULT NULL,
+    name   text DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    snapshot_query text DEFAULT NULL,
+    version_query  text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text, text, text)
+    IS 'declare a flow that applies full snapshots of a source to an SCD target';
+DROP FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text);
+CREATE FUNCTION autocdc.create_append_flow(
+    target   text,
+    source   regclass DEFAULT NULL,
+    name     text    DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    source_query text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text, text)
+    IS 'declare a flow that appends new source rows to a target by column name';
+
+ALTER TABLE autocdc.flow ADD COLUMN source_query text,
+                         ADD COLUMN version_query text;
+COMMENT ON COLUMN autocdc.flow.source_query IS
+  'source_query or snapshot_query as kept (names qualified; the STREAM table as __autocdc_stream), or NULL';
+COMMENT ON COLUMN autocdc.flow.version_query IS
+  'version_query of a snapshot flow as kept, or NULL';
+-- the new arguments, as the flows' options record every argument
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||) '{"source_query": null}'::pg_catalog.jsonb
+ WHERE kind OPERATOR(pg_catalog.<>) 'snapshot';
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||) '{"snapshot_query": null, "version_query": null}'::pg_catalog.jsonb
+ WHERE kind OPERATOR(pg_catalog.=) 'snapshot';
 
 -- issue 17: the reference system's SQL
 -- A script of CREATE STREAMING TABLE, CREATE FLOW, APPLY CHANGES INTO,

@@ -130,7 +130,8 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       f.read_mode OPERATOR(pg_catalog.=) 'incremental', "
 				 "       t.state_table::pg_catalog.oid, "
 				 "       t.sequence_type::pg_catalog.oid, t.track_columns, f.kind, "
-				 "       f.source_function, f.expression_objects, f.settings "
+				 "       f.source_function, f.expression_objects, f.settings, "
+				 "       f.source_query, f.version_query "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -167,6 +168,8 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 		f->expression_objects = array_col(i, 20);
 		f->expression_objects_unset = acdc_spi_value(i, 20) == NULL;
 		f->settings = settings_col(i, 21);
+		f->source_query = acdc_spi_value(i, 22);
+		f->version_query = acdc_spi_value(i, 23);
 		result = lappend(result, f);
 	}
 	return result;
