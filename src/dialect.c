@@ -234,7 +234,7 @@ create_flow(Exec *ex, DlStmt *st)
 	bool		existed = OidIsValid(table_oid(ex, st->target));
 	List	   *args = dl_flow_call_args(ex->s, st, d ? d->expects : NIL);
 
-	if (st->comment)
+	if (st->kind == DL_CREATE_FLOW && st->comment)
 		ereport(NOTICE,
 				(errmsg("the comment of flow \"%s\" is not kept", st->flow_name)));
 	if (ex->pipeline)
