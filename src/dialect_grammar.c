@@ -296,17 +296,18 @@ simple_source(P *p, int from, int to, bool allow_bare)
 	bool		paren;
 
 	q.i = from;
-	if (allow_bare && to - from <= 5 && !word(&q, "select"))
-		goto name_only;
-	if (!accept(&q, "select"))
-		return NULL;
-	if (!(at_char(&q, '*') || (q.s->toks[q.i].type == Op && strcmp(q.s->toks[q.i].str, "*") == 0)))
-		return NULL;
-	q.i++;
-	if (!accept(&q, "from"))
-		return NULL;
-	accept(&q, "stream");
-name_only:
+	/* (name) alone, where a query or a relation may be written */
+	if (!(allow_bare && !word(&q, "select")))
+	{
+		if (!accept(&q, "select"))
+			return NULL;
+		if (!(at_char(&q, '*') || (q.s->toks[q.i].type == Op && strcmp(q.s->toks[q.i].str, "*") == 0)))
+			return NULL;
+		q.i++;
+		if (!accept(&q, "from"))
+			return NULL;
+		accept(&q, "stream");
+	}
 	paren = at_char(&q, '(');
 	if (paren)
 		q.i++;

@@ -83,6 +83,22 @@ SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE customers');
 SELECT * FROM customers ORDER BY id;
 SELECT name, snapshot_version FROM autocdc.flows WHERE name = 'dlq_customers_export';
 
+-- §6.5 (b): historical snapshots 1 and 2, history tracked on one column;
+-- one refresh applies both, in version order.
+CREATE TABLE snapshots (version int, key int, TrackingColumn text, NonTrackingColumn text);
+INSERT INTO snapshots VALUES (1, 1, 'a1', 'b1'), (1, 2, 'a2', 'b2'), (1, 4, 'a4', 'b4'),
+  (2, 2, 'a2_new', 'b2'), (2, 3, 'a3', 'b3'), (2, 4, 'a4', 'b4_new');
+SELECT * FROM autocdc.execute($$
+CREATE FLOW dlq_hist AS AUTO CDC INTO hist
+  FROM SNAPSHOT (SELECT key, TrackingColumn, NonTrackingColumn FROM snapshots
+                  WHERE version = current_snapshot_version())
+  WITH VERSION (SELECT min(version) FROM snapshots
+                 WHERE version > COALESCE(last_snapshot_version(), 0))
+  KEYS (key) STORED AS SCD TYPE 2 TRACK HISTORY ON (TrackingColumn);
+REFRESH STREAMING TABLE hist;
+$$, 'dlq_hist');
+SELECT * FROM hist ORDER BY key, __start_at;
+
 -- flow_ddl of flows over queries, and the round trip.
 CREATE TEMP TABLE before AS
   SELECT name, autocdc.flow_ddl(name) AS ddl, kind, source, target::text AS target, keys,
