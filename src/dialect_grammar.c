@@ -795,9 +795,20 @@ create_table(P *p, DlStmt *st)
 			st->target = st->table;
 			append_query(p, st);
 		}
+		else if (word(p, "flow") && word_at(p, 1, "auto") && word_at(p, 2, "cdc"))
+		{
+			/* FLOW AUTO CDC FROM ... (outside pipelines, reference §1.3) */
+			p->i += 3;
+			expect(p, "from", NULL);
+			st->target = st->table;
+			st->function = "create_auto_cdc_flow";
+			st->into_table = true;
+			cdc_source(p, st);
+			cdc_clauses(p, st);
+		}
 		else
 			dl_syntax_error(p->s, p->i,
-							"CREATE STREAMING TABLE takes these clauses here: COMMENT, TBLPROPERTIES, AS query.");
+							"CREATE STREAMING TABLE takes these clauses here: COMMENT, TBLPROPERTIES, AS query, FLOW AUTO CDC.");
 	}
 }
 

@@ -327,7 +327,20 @@ tokenize(DlScript *s)
 		FlushErrorState();
 		if (ed->cursorpos > 0)
 		{
-			ed->internalpos = dl_orig_cursor(s, text_offset_of_cursor(s, ed->cursorpos));
+			int			off = text_offset_of_cursor(s, ed->cursorpos);
+			char	   *near = ed->message ? strstr(ed->message, " at or near \"") : NULL;
+
+			/* "at or near" quotes the pre-passed text: quote the script's */
+			if (near && strncmp(s->text + off, near + 13, strlen(near + 13) - 1) == 0)
+			{
+				int			end = off + strlen(near + 13) - 1;
+				int			from = s->map[off],
+							to = end > off ? s->map[end - 1] + 1 : from;
+
+				ed->message = psprintf("%.*s at or near \"%.*s\"", (int) (near - ed->message),
+									   ed->message, to - from, s->orig + from);
+			}
+			ed->internalpos = dl_orig_cursor(s, off);
 			ed->internalquery = pstrdup(s->orig);
 			ed->cursorpos = 0;
 		}

@@ -105,6 +105,19 @@ SELECT (SELECT array_agg(t ORDER BY t::text) FROM perm1 t)::text
        = (SELECT array_agg(t ORDER BY t::text) FROM target_history t)::text AS same_as_6_4;
 SELECT * FROM perm3 ORDER BY userId, __start_at;
 
+-- Outside pipelines (reference §1.3): the table and its AUTO CDC flow in
+-- one statement; the flow is named as the table.
+SELECT * FROM autocdc.execute($$
+CREATE OR REFRESH STREAMING TABLE users_dbsql
+  TBLPROPERTIES (pipelines.channel = 'PREVIEW')
+  FLOW AUTO CDC FROM STREAM cdc_data.users KEYS (userId)
+  APPLY AS DELETE WHEN operation = "DELETE" SEQUENCE BY sequenceNum
+  COLUMNS * EXCEPT (operation, sequenceNum);
+REFRESH STREAMING TABLE users_dbsql;
+$$);
+SELECT name, kind, target FROM autocdc.flows WHERE name = 'users_dbsql';
+SELECT * FROM users_dbsql ORDER BY userId;
+
 -- IGNORE NULL UPDATES, its column forms, and COLUMNS (list).
 SELECT * FROM autocdc.execute($$
 CREATE FLOW ign_all AS AUTO CDC INTO ign_all FROM cdc_data.users KEYS (userId)

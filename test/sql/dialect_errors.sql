@@ -59,6 +59,10 @@ SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE src');
 SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE nosuch');
 SELECT * FROM autocdc.execute('CREATE STREAMING TABLE src');
 SELECT * FROM autocdc.execute('CREATE STREAMING TABLE t2 (id INT, v NOSUCHTYPE)');
+-- LIVE needs a schema on search_path.
+SET search_path = '';
+SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE live.t');
+SET search_path = dle, public;
 -- A flow's COMMENT and TBLPROPERTIES are not kept: said so.
 SELECT * FROM autocdc.execute($$
 CREATE OR REFRESH STREAMING TABLE t (id INT PRIMARY KEY, v STRING) TBLPROPERTIES ('delta.x' = 1, pipelines.channel = "PREVIEW");
