@@ -31,6 +31,7 @@ typedef struct Decl
 	char	   *relname;
 	List	   *expects;		/* DlExpect */
 	char	   *comment;		/* COMMENT, for when a flow creates it */
+	char	   *retention;		/* tombstone retention, as an interval */
 } Decl;
 
 typedef struct Exec
@@ -138,7 +139,7 @@ expect_map(List *expects, char action)
  * name, the clauses', and the expectations of its declared target.
  */
 List *
-dl_flow_call_args(DlScript *s, DlStmt *st, List *expects)
+dl_flow_call_args(DlScript *s, DlStmt *st, List *expects, const char *retention)
 {
 	DlStmt		call;
 	static const char actions[] = {'w', 'd', 'f'};
@@ -151,6 +152,9 @@ dl_flow_call_args(DlScript *s, DlStmt *st, List *expects)
 	dl_add_arg(&call, "name", DL_TEXT,
 			   st->flow_name ? st->flow_name : dl_name_last(st->target), NIL, 0);
 	call.args = list_concat(call.args, st->args);
+	/* append targets keep no tombstones */
+	if (retention && strcmp(st->function, "create_append_flow") != 0)
+		dl_add_arg(&call, "tombstone_retention", DL_INTERVAL, pstrdup(retention), NIL, 0);
 	for (int i = 0; i < 3; i++)
 	{
 		char	   *map = expect_map(expects, actions[i]);
@@ -166,6 +170,37 @@ dl_flow_call_args(DlScript *s, DlStmt *st, List *expects)
 		dl_add_arg(&call, argnames[i], DL_JSONB, map, NIL, 0);
 	}
 	return call.args;
+}
+
+/*
+ * The one table property autocdc implements: how long deleted keys are
+ * remembered (the reference's pipelines.cdc.tombstoneGCThresholdInSeconds),
+ * as an interval; the others are ignored, with a NOTICE.
+ */
+char *
+dl_table_retention(DlStmt *table)
+{
+	char	   *retention = NULL;
+
+	for (int i = 0; i + 1 < list_length(table->properties); i += 2)
+	{
+		char	   *key = list_nth(table->properties, i);
+		char	   *value = list_nth(table->properties, i + 1);
+
+		if (pg_strcasecmp(key, "pipelines.cdc.tombstoneGCThresholdInSeconds") != 0)
+		{
+			ereport(NOTICE,
+					(errmsg("table property \"%s\" is ignored", key)));
+			continue;
+		}
+		if (value[0] == '\0' || strspn(value, "0123456789") != strlen(value))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("table property \"%s\" must be a whole number of seconds, not \"%s\"",
+							key, value)));
+		retention = psprintf("%s seconds", value);
+	}
+	return retention;
 }
 
 static Datum
@@ -188,6 +223,10 @@ arg_datum(DlArg *a, Oid *type)
 		case DL_JSONB:
 			*type = JSONBOID;
 			return DirectFunctionCall1(jsonb_in, CStringGetDatum(a->text));
+		case DL_INTERVAL:
+			*type = INTERVALOID;
+			return DirectFunctionCall3(interval_in, CStringGetDatum(a->text),
+									   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 		case DL_TEXTS:
 			{
 				int			n = list_length(a->list);
@@ -232,7 +271,8 @@ create_flow(Exec *ex, DlStmt *st)
 {
 	Decl	   *d = find_decl(ex, st->target, false);
 	bool		existed = OidIsValid(table_oid(ex, st->target));
-	List	   *args = dl_flow_call_args(ex->s, st, d ? d->expects : NIL);
+	List	   *args = dl_flow_call_args(ex->s, st, d ? d->expects : NIL,
+										 d ? d->retention : NULL);
 
 	if (st->kind == DL_CREATE_FLOW && st->comment)
 		ereport(NOTICE,
@@ -258,9 +298,6 @@ create_table(Exec *ex, DlStmt *st)
 	Decl	   *d = find_decl(ex, st->table, true);
 	ListCell   *lc;
 
-	if (st->tblproperties)
-		ereport(NOTICE,
-				(errmsg("TBLPROPERTIES of \"%s\" are ignored", dl_name_last(st->table))));
 	if (OidIsValid(relid) && !st->or_refresh)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
@@ -268,6 +305,7 @@ create_table(Exec *ex, DlStmt *st)
 				 errhint("CREATE OR REFRESH STREAMING TABLE keeps an existing table.")));
 	d->expects = st->expects;
 	d->comment = st->comment;
+	d->retention = dl_table_retention(st);
 	if (!OidIsValid(relid) && st->has_columns)
 	{
 		StringInfoData sql;

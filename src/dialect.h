@@ -51,14 +51,14 @@ extern const char *dl_live_schema(DlScript *s, int i);
 /* Arguments of a function-API call, in the order given. */
 typedef enum DlArgType
 {
-	DL_TEXT, DL_TEXTS, DL_INT, DL_BOOL, DL_REGCLASS, DL_JSONB
+	DL_TEXT, DL_TEXTS, DL_INT, DL_BOOL, DL_REGCLASS, DL_JSONB, DL_INTERVAL
 } DlArgType;
 
 typedef struct DlArg
 {
 	const char *name;
 	DlArgType	type;
-	char	   *text;			/* DL_TEXT, DL_REGCLASS, DL_JSONB */
+	char	   *text;			/* DL_TEXT, DL_REGCLASS, DL_JSONB, DL_INTERVAL */
 	List	   *list;			/* DL_TEXTS */
 	int			ival;			/* DL_INT, DL_BOOL */
 } DlArg;
@@ -94,7 +94,7 @@ typedef struct DlStmt
 	bool		has_columns;
 	List	   *column_comments;	/* pairs: column, comment */
 	char	   *comment;
-	bool		tblproperties;
+	List	   *properties;		/* TBLPROPERTIES: pairs, key and value */
 	List	   *expects;		/* DlExpect */
 	/* flows (and a table's AS query) */
 	const char *function;		/* create_..._flow */
@@ -117,7 +117,9 @@ extern char *dl_name_sql(DlScript *s, DlName *n);
 extern char *dl_name_last(DlName *n);
 
 /* dialect.c */
-extern List *dl_flow_call_args(DlScript *s, DlStmt *st, List *expects);
+extern List *dl_flow_call_args(DlScript *s, DlStmt *st, List *expects,
+							   const char *retention);
+extern char *dl_table_retention(DlStmt *table);
 
 
 #endif							/* AUTOCDC_DIALECT_H */

@@ -300,11 +300,12 @@ static const char *const cdc_keys[] = {
 	"track_history_column_list", "track_history_except_column_list",
 	"ignore_null_updates", "ignore_null_updates_column_list",
 	"ignore_null_updates_except_column_list", "once", "expect", "expect_or_drop",
-	"expect_or_fail", NULL
+	"expect_or_fail", "tombstone_retention", NULL
 };
 static const char *const snapshot_keys[] = {
 	"target", "source", "snapshot_query", "version_query", "keys", "stored_as_scd_type",
-	"track_history_column_list", "track_history_except_column_list", "once", NULL
+	"track_history_column_list", "track_history_except_column_list", "once",
+	"tombstone_retention", NULL
 };
 static const char *const append_keys[] = {
 	"target", "source", "source_query", "once", "expect", "expect_or_drop",
@@ -351,20 +352,26 @@ append_column_clause(StringInfo buf, List *opts, const char *clause,
 		appendStringInfo(buf, "\n  %s * EXCEPT %s", clause, dialect_list(e->list));
 }
 
-/* CONSTRAINT n EXPECT (cond) ... of the expectation maps, or "" */
+/*
+ * The table statement a flow's target-level options need: its
+ * expectations (CONSTRAINT n EXPECT ...) and its tombstone retention (in
+ * TBLPROPERTIES), or "".  NULL when the retention is not whole seconds.
+ */
 static char *
-expectations(List *opts, const char *target)
+table_statement(List *opts, const char *target)
 {
 	static const char *const keys[] = {"expect", "expect_or_drop", "expect_or_fail"};
 	static const char *const actions[] = {"", " ON VIOLATION DROP ROW", " ON VIOLATION FAIL UPDATE"};
 	StringInfoData buf;
+	DlArg	   *retention = find_arg(opts, "tombstone_retention");
+	char	   *props = NULL;
+	Oid			type = TEXTOID;
+	Datum		value;
 
 	initStringInfo(&buf);
 	for (int k = 0; k < 3; k++)
 	{
 		DlArg	   *a = find_arg(opts, keys[k]);
-		Oid			type = TEXTOID;
-		Datum		value;
 
 		if (a == NULL)
 			continue;
@@ -378,9 +385,24 @@ expectations(List *opts, const char *target)
 							 dialect_text(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2)),
 							 actions[k]);
 	}
-	if (buf.len == 0)
+	if (retention)
+	{
+		char	   *seconds;
+
+		value = CStringGetTextDatum(retention->text);
+		if (SPI_execute_with_args("SELECT pg_catalog.date_part('epoch', $1::pg_catalog.interval)::pg_catalog.numeric",
+								  1, &type, &value, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute_with_args failed");
+		seconds = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (strspn(seconds, "0123456789") != strlen(seconds))
+			return NULL;
+		props = psprintf(" TBLPROPERTIES (pipelines.cdc.tombstoneGCThresholdInSeconds = %s)", seconds);
+	}
+	if (buf.len == 0 && props == NULL)
 		return "";
-	return psprintf("CREATE OR REFRESH STREAMING TABLE %s (%s);\n", target, buf.data);
+	return psprintf("CREATE OR REFRESH STREAMING TABLE %s%s%s%s%s;\n", target,
+					buf.len > 0 ? " (" : "", buf.data, buf.len > 0 ? ")" : "",
+					props ? props : "");
 }
 
 /* The flow's CREATE FLOW statement, or NULL if the dialect cannot say it. */
@@ -395,7 +417,8 @@ create_flow_text(const char *flow, const char *kind, List *opts)
 	DlArg	   *a;
 	bool		is_once = once && once->ival;
 	char	   *tname,
-			   *sname = NULL;
+			   *sname = NULL,
+			   *table;
 
 	if (!expressible(opts, strcmp(kind, "snapshot") == 0 ? snapshot_keys
 					 : strcmp(kind, "append") == 0 ? append_keys : cdc_keys))
@@ -405,8 +428,10 @@ create_flow_text(const char *flow, const char *kind, List *opts)
 	if (source && (sname = dialect_name(source->text)) == NULL)
 		return NULL;
 
+	if ((table = table_statement(opts, tname)) == NULL)
+		return NULL;
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, expectations(opts, tname));
+	appendStringInfoString(&buf, table);
 	appendStringInfo(&buf, "CREATE FLOW %s AS ", dialect_ident(flow));
 	if (strcmp(kind, "append") == 0)
 	{
@@ -483,6 +508,15 @@ jsonb_normal(const char *text)
 											   DirectFunctionCall1(jsonb_in, CStringGetDatum(text))));
 }
 
+static char *
+interval_normal(const char *text)
+{
+	return DatumGetCString(DirectFunctionCall1(interval_out,
+											   DirectFunctionCall3(interval_in, CStringGetDatum(text),
+																   ObjectIdGetDatum(InvalidOid),
+																   Int32GetDatum(-1))));
+}
+
 static bool
 same_arg(DlArg *a, DlArg *o)
 {
@@ -498,6 +532,8 @@ same_arg(DlArg *a, DlArg *o)
 			return o->type == a->type && a->ival == o->ival;
 		case DL_JSONB:
 			return o->type == DL_JSONB && strcmp(jsonb_normal(a->text), jsonb_normal(o->text)) == 0;
+		case DL_INTERVAL:
+			return o->type == DL_TEXT && strcmp(interval_normal(a->text), o->text) == 0;
 	}
 	return false;
 }
@@ -509,8 +545,9 @@ gives_same_call(const char *script, List *opts)
 	DlScript   *s = dl_scan(script);
 	List	   *stmts = dl_parse(s);
 	DlStmt	   *st = llast(stmts);
-	List	   *expects = list_length(stmts) > 1 ? ((DlStmt *) linitial(stmts))->expects : NIL;
-	List	   *args = dl_flow_call_args(s, st, expects);
+	DlStmt	   *table = list_length(stmts) > 1 ? linitial(stmts) : NULL;
+	List	   *args = dl_flow_call_args(s, st, table ? table->expects : NIL,
+										 table ? dl_table_retention(table) : NULL);
 	ListCell   *lc;
 
 	foreach(lc, args)

@@ -751,23 +751,48 @@ table_elements(P *p, DlStmt *st)
 	expect_char(p, ')');
 }
 
-/* TBLPROPERTIES (key = value, ...): kept as 'key' pairs for NOTICEs */
+/* TBLPROPERTIES (key [=] value, ...): a key is dotted words or a string */
 static void
 tblproperties(P *p, DlStmt *st)
 {
-	int			depth = 0;
-
 	once_only(p, C_PROPS, "TBLPROPERTIES");
 	expect_char(p, '(');
-	for (; p->s->toks[p->i].type != 0; p->i++)
+	for (;;)
 	{
-		if (at_char(p, '('))
-			depth++;
-		else if (at_char(p, ')') && depth-- == 0)
+		StringInfoData key;
+		DlTok	   *v;
+
+		initStringInfo(&key);
+		for (;;)
+		{
+			DlTok	   *k = &p->s->toks[p->i];
+
+			if (k->type == SCONST)
+				appendStringInfoString(&key, k->str);
+			else if (k->word || k->type == IDENT)
+				appendStringInfoString(&key, k->word ? dl_tok_orig_text(p->s, p->i) : k->str);
+			else
+				dl_syntax_error(p->s, p->i, "TBLPROPERTIES takes (key = value, ...).");
+			p->i++;
+			if (!at_char(p, '.'))
+				break;
+			appendStringInfoChar(&key, '.');
+			p->i++;
+		}
+		if (at_char(p, '='))
+			p->i++;
+		v = &p->s->toks[p->i];
+		if (v->type != SCONST && v->type != ICONST && v->type != FCONST && !v->word)
+			dl_syntax_error(p->s, p->i, "TBLPROPERTIES takes (key = value, ...).");
+		st->properties = lappend(st->properties, key.data);
+		st->properties = lappend(st->properties,
+								 v->type == SCONST ? v->str : dl_tok_orig_text(p->s, p->i));
+		p->i++;
+		if (!at_char(p, ','))
 			break;
+		p->i++;
 	}
 	expect_char(p, ')');
-	st->tblproperties = true;	/* accepted, ignored (the caller says so) */
 }
 
 static void

@@ -118,6 +118,18 @@ $$);
 SELECT name, kind, target FROM autocdc.flows WHERE name = 'users_dbsql';
 SELECT * FROM users_dbsql ORDER BY userId;
 
+-- The one table property autocdc implements: how long a target remembers
+-- deleted keys; its flows get it as tombstone_retention.
+SELECT * FROM autocdc.execute($$
+CREATE OR REFRESH STREAMING TABLE users_kept
+  TBLPROPERTIES ('pipelines.cdc.tombstoneGCThresholdInSeconds' = '3600', delta.enableChangeDataFeed = true);
+CREATE FLOW users_kept AS AUTO CDC INTO users_kept FROM cdc_data.users KEYS (userId)
+  APPLY AS DELETE WHEN operation = "DELETE" SEQUENCE BY sequenceNum
+  COLUMNS * EXCEPT (operation, sequenceNum);
+$$);
+SELECT name, tombstone_retention, options->'tombstone_retention' AS option
+  FROM autocdc.flows WHERE name = 'users_kept';
+
 -- IGNORE NULL UPDATES, its column forms, and COLUMNS (list).
 SELECT * FROM autocdc.execute($$
 CREATE FLOW ign_all AS AUTO CDC INTO ign_all FROM cdc_data.users KEYS (userId)

@@ -32,6 +32,9 @@ CREATE FLOW `DDL Mixed Flow` AS AUTO CDC INTO `Mixed Target` FROM STREAM(`Mixed`
 CREATE FLOW ddl_snap_scd2 AS AUTO CDC INTO snap_scd2 FROM SNAPSHOT (SELECT * FROM snap)
   KEYS (key) STORED AS SCD TYPE 2 TRACK HISTORY ON (city);
 CREATE FLOW ddl_snap_once AS AUTO CDC ONCE INTO snap_once FROM SNAPSHOT snap KEYS (key);
+CREATE OR REFRESH STREAMING TABLE kept TBLPROPERTIES (pipelines.cdc.tombstoneGCThresholdInSeconds = 90);
+CREATE FLOW ddl_kept AS AUTO CDC INTO kept FROM users KEYS (userId) SEQUENCE BY sequenceNum
+  COLUMNS (name) STORED AS SCD TYPE 2;
 CREATE OR REFRESH STREAMING TABLE ddl_orders AS SELECT * FROM STREAM(orders_live);
 CREATE FLOW ddl_orders_old AS INSERT INTO ONCE ddl_orders BY NAME SELECT * FROM orders_old;
 $$, 'ddl');
@@ -49,6 +52,9 @@ SELECT autocdc.create_auto_cdc_flow(target => 'api_start', source => 'users', na
 SELECT autocdc.create_auto_cdc_flow(target => 'api_retention', source => 'users', name => 'ddl_api_retention',
   keys => ARRAY['userid'], sequence_by => 'sequenceNum', column_list => ARRAY['name'],
   tombstone_retention => '2 days', stored_as_scd_type => 2, pipeline => 'ddl');
+SELECT autocdc.create_auto_cdc_flow(target => 'api_retention_frac', source => 'users', name => 'ddl_api_retention_frac',
+  keys => ARRAY['userid'], sequence_by => 'sequenceNum', column_list => ARRAY['name'],
+  tombstone_retention => '1.5 seconds', pipeline => 'ddl');
 SELECT autocdc.create_auto_cdc_flow(target => 'DDL.Api_Case', source => 'users',
   keys => ARRAY['userid'], sequence_by => 'sequenceNum', column_list => ARRAY['name'],
   name => 'ddl_api_case', pipeline => 'ddl');

@@ -68,6 +68,8 @@ SELECT * FROM autocdc.execute($$
 CREATE OR REFRESH STREAMING TABLE t (id INT PRIMARY KEY, v STRING) TBLPROPERTIES ('delta.x' = 1, pipelines.channel = "PREVIEW");
 CREATE FLOW dle_f COMMENT 'a comment' AS AUTO CDC INTO t FROM src KEYS (id) SEQUENCE BY seq COLUMNS (v);
 $$);
+SELECT * FROM autocdc.execute($$CREATE OR REFRESH STREAMING TABLE t
+  TBLPROPERTIES (pipelines.cdc.tombstoneGCThresholdInSeconds = '2 days')$$);
 -- A failing refresh fails the script.
 INSERT INTO src VALUES (1, 'a', NULL, 1), (1, 'b', NULL, 1);
 SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE t');
