@@ -567,6 +567,8 @@ refuse_flow(FlowDef *f, const char *part, List *was_list, List *now_list)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 strcmp(part, "source_function") == 0 ?
 			 errmsg("source function of flow \"%s\" now resolves to another function", f->name) :
+			 strstr(part, "_query") != NULL ?
+			 errmsg("%s of flow \"%s\" now resolves to other objects", part, f->name) :
 			 errmsg("expression of flow \"%s\" now resolves to other objects", f->name),
 			 was && now ?
 			 errdetail("When the flow was created, %s resolved to %s; now it resolves to %s instead.",

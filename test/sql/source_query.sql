@@ -201,6 +201,44 @@ SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'twice', keys => ARR
   version_query => 'SELECT version FROM snapshot_files');
 SELECT flow, status, error FROM autocdc.run('sq_twice');
 
+-- SCD 2 over a source query, and start_from => 'now': the stream's rows
+-- already there are taken as read.
+CREATE TABLE moves (id int, city text, at text);
+INSERT INTO moves VALUES (1, 'Oslo', '2024-01-01');
+SELECT autocdc.create_auto_cdc_flow(target => 'residents', keys => ARRAY['id'], sequence_by => 'at',
+  stored_as_scd_type => 2, start_from => 'now', pipeline => 'sq_scd2',
+  source_query => 'SELECT id, initcap(city) AS city, at::date AS at FROM STREAM(moves)');
+INSERT INTO moves VALUES (1, 'bergen', '2024-02-01'), (2, 'molde', '2024-02-01');
+SELECT flow, rows_read, rows_upserted FROM autocdc.run('sq_scd2');
+SELECT * FROM residents ORDER BY id, __start_at;
+
+-- The query is kept with its names qualified and its casts written out: an
+-- overload added later is not what the flow calls.  What it resolves to is
+-- pinned as the expressions are: a function of the same signature made
+-- again by another role stops the flow before anything is read.
+CREATE FUNCTION label_of(code text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT upper(code)';
+CREATE TABLE pin_src (id int, code varchar(10));
+SELECT autocdc.create_append_flow(target => 'pinned', pipeline => 'sq_pin',
+  source_query => 'SELECT id, label_of(code) AS label FROM STREAM(pin_src)');
+SELECT source_query FROM autocdc.flow WHERE name = 'pinned';
+SELECT regexp_replace(e, ' owned by .*', '') AS pinned FROM autocdc.flows, unnest(expression_objects) e
+ WHERE name = 'pinned' AND e LIKE 'source_query: %' AND e NOT LIKE '%pg_catalog.%' ORDER BY 1;
+INSERT INTO pin_src VALUES (1, 'eu');
+SELECT flow, rows_read, status FROM autocdc.run('sq_pin');
+CREATE FUNCTION label_of(code varchar) RETURNS text LANGUAGE sql IMMUTABLE AS $$SELECT 'overload'$$;
+INSERT INTO pin_src VALUES (2, 'us');
+SELECT flow, rows_read, status FROM autocdc.run('sq_pin');
+DROP FUNCTION label_of(text);
+SET ROLE sq_user;
+CREATE FUNCTION sq.label_of(code text) RETURNS text LANGUAGE sql IMMUTABLE AS $$SELECT 'hijacked'$$;
+RESET ROLE;
+INSERT INTO pin_src VALUES (3, 'xx');
+SELECT flow, rows_read, status FROM autocdc.run('sq_pin');
+SELECT error FROM autocdc.event_log WHERE flow = 'pinned' ORDER BY id DESC LIMIT 1;
+SELECT * FROM pinned ORDER BY id;
+DROP FUNCTION label_of(text);
+DROP FUNCTION label_of(varchar);
+
 SELECT name, options->'source_query' AS source_query, options->'snapshot_query' AS snapshot_query
   FROM autocdc.flows WHERE pipeline LIKE 'sq%' ORDER BY name;
 
