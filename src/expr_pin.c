@@ -318,6 +318,7 @@ pin_query_node(Node *node, PinContext *cxt)
 			break;
 		case T_SubLink:
 		case T_GroupingFunc:
+		case T_Param:			/* a sublink's test on its subquery's result */
 			break;
 		default:
 			ereport(ERROR,
