@@ -134,8 +134,19 @@ CREATE TABLE my_events (id int, code text);
 SELECT autocdc.create_append_flow(target => 'my_activity', pipeline => 'sq_user',
   source_query => 'SELECT e.id, s.label FROM STREAM(my_events) e JOIN secret s USING (code)');
 RESET ROLE;
-DROP TABLE my_events;
+CREATE ROLE sq_owner;
+GRANT sq_owner TO sq_user;
+CREATE TABLE owned_target (id int, label text);
+ALTER TABLE owned_target OWNER TO sq_owner;
+GRANT SELECT ON secret TO sq_user;
+SET ROLE sq_user;
+GRANT SELECT ON my_events TO sq_owner;
+SELECT autocdc.create_append_flow(target => 'owned_target', pipeline => 'sq_user',
+  source_query => 'SELECT e.id, s.label FROM STREAM(my_events) e JOIN secret s USING (code)');
+RESET ROLE;
+DROP TABLE my_events, owned_target;
 DROP TABLE secret;
+DROP ROLE sq_owner;
 
 -- Snapshots from a query: read whole at each run, versions 0, 1, 2...
 CREATE TABLE inventory (sku text, qty int, discontinued boolean);
