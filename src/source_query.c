@@ -376,6 +376,12 @@ resolve_mark(Node *mark, const char *what, Alias **alias)
 		rv = makeRangeVarFromNameList(names);
 		rv->location = fc->location;
 		*alias = rf->alias;
+		/* the names would follow the table's column order, which can change */
+		if (rf->alias && rf->alias->colnames)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("STREAM in %s cannot rename the table's columns", what),
+					 errhint("Rename them in the select list: SELECT e.a AS b ... FROM STREAM(table) AS e.")));
 	}
 	relid = RangeVarGetRelid(rv, AccessShareLock, false);
 	relkind = get_rel_relkind(relid);

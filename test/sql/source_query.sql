@@ -92,6 +92,7 @@ SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id FROM
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id FROM STREAM(nosuch)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id FROM STREAM(events, legacy)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id, id FROM STREAM(events)');
+SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT a FROM STREAM(events) AS e(a, b)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT nosuch FROM STREAM(events)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'DELETE FROM events');
 SELECT autocdc.create_append_flow(target => 'x', source => 'events', source_query => 'SELECT id FROM STREAM(events)');
