@@ -587,7 +587,7 @@ check_kept_query(Query *given, Oid stream, const char *norm, Oid version_type,
 				 errhint("Qualify the names in the query and write its casts out.")));
 }
 
-/* The creator must be able to read every relation the query reads. */
+/* Who runs the flow must be able to read every relation the query reads, none temporary. */
 static bool
 check_select_walker(Node *node, void *context)
 {
@@ -601,6 +601,13 @@ check_select_walker(Node *node, void *context)
 		RangeTblEntry *rte = (RangeTblEntry *) node;
 		Oid			role = *(Oid *) context;
 
+		if (rte->rtekind == RTE_RELATION && isAnyTempNamespace(get_rel_namespace(rte->relid)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the query of a flow cannot read a temporary table"),
+					 errdetail("Table \"%s\" is temporary; it goes away with its session, the flow would not.",
+							   get_rel_name(rte->relid)),
+					 errhint("Use an ordinary (or unlogged) table.")));
 		if (rte->rtekind == RTE_RELATION &&
 			pg_class_aclcheck(rte->relid, role, ACL_SELECT) != ACLCHECK_OK)
 		{

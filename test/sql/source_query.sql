@@ -95,6 +95,9 @@ SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id, id 
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT a FROM STREAM(events) AS e(a, b)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT nosuch FROM STREAM(events)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'DELETE FROM events');
+CREATE TEMP TABLE tmp_dim (code text);
+SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT e.id FROM STREAM(events) e JOIN tmp_dim t ON t.code = e.region');
+DROP TABLE tmp_dim;
 SELECT autocdc.create_append_flow(target => 'x', source => 'events', source_query => 'SELECT id FROM STREAM(events)');
 SELECT autocdc.create_append_flow(target => 'x');
 SELECT autocdc.create_auto_cdc_flow(target => 'x', keys => ARRAY['id'], sequence_by => 'ts',
