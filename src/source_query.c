@@ -172,7 +172,8 @@ call_end(const char *text, int start)
  * by NULL (to learn the type of a version query's result).
  */
 static char *
-replace_version_calls(const char *text, const char *what, bool allow_current, bool nulls)
+replace_version_calls(const char *text, const char *what, bool allow_current, bool nulls,
+					  bool *in_from)
 {
 	VersionSearch s = {text, NIL};
 	StringInfoData buf;
@@ -180,6 +181,9 @@ replace_version_calls(const char *text, const char *what, bool allow_current, bo
 	int			done = 0;
 
 	(void) find_version_calls(parse_select(text, what)->stmt, &s);
+	*in_from = false;
+	foreach(lc, s.calls)
+		*in_from = *in_from || ((VersionCall *) lfirst(lc))->in_from;
 	if (s.calls == NIL)
 		return pstrdup(text);
 	initStringInfo(&buf);
@@ -644,8 +648,9 @@ static char *
 define_query(const char *given, const char *what, SourceQueryMode mode,
 			 Oid version_type, Oid *stream, List **columns)
 {
+	bool		in_from;
 	char	   *text = OidIsValid(version_type) ?
-		replace_version_calls(given, what, mode == SQ_SNAPSHOT, false) : pstrdup(given);
+		replace_version_calls(given, what, mode == SQ_SNAPSHOT, false, &in_from) : pstrdup(given);
 	RawStmt    *rs = parse_select(text, what);
 	SelectStmt *stmt = (SelectStmt *) rs->stmt;
 	StreamSearch s = {text, NIL};
@@ -754,7 +759,9 @@ acdc_sq_define_snapshot(FlowSpec *spec, const char *snapshot_query,
 	spec->seq_type = INT8OID;
 	if (version_query)
 	{
-		char	   *probe = replace_version_calls(version_query, "version_query", false, true);
+		bool		in_from;
+		char	   *probe = replace_version_calls(version_query, "version_query", false, true,
+												  &in_from);
 		Query	   *q;
 		ErrorContextCallback errcb;
 
@@ -762,7 +769,8 @@ acdc_sq_define_snapshot(FlowSpec *spec, const char *snapshot_query,
 		errcb.callback = version_probe_context;
 		errcb.arg = NULL;
 		errcb.previous = error_context_stack;
-		error_context_stack = &errcb;
+		if (in_from)
+			error_context_stack = &errcb;
 		q = analyze_raw(parse_select(probe, "version_query"), probe, "version_query");
 		error_context_stack = errcb.previous;
 
