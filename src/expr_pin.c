@@ -289,8 +289,10 @@ pin_query_node(Node *node, PinContext *cxt)
 	switch (nodeTag(node))
 	{
 		case T_Query:
+			/* a join's alias columns list every column of its sides: not what it reads */
 			return query_tree_walker((Query *) node, pin_walker, cxt,
-									 QTW_EXAMINE_RTES_BEFORE | QTW_EXAMINE_SORTGROUP);
+									 QTW_EXAMINE_RTES_BEFORE | QTW_EXAMINE_SORTGROUP |
+									 QTW_IGNORE_JOINALIASES);
 		case T_RangeTblEntry:
 			if (((RangeTblEntry *) node)->rtekind == RTE_RELATION)
 				add_object(cxt, RelationRelationId, ((RangeTblEntry *) node)->relid);
@@ -302,12 +304,17 @@ pin_query_node(Node *node, PinContext *cxt)
 			return false;
 		case T_RangeTblRef:
 			return false;
+		case T_CommonTableExpr:
+			/* autocdc's own: the stream's every column, which may come and go */
+			if (strcmp(((CommonTableExpr *) node)->ctename, SQ_STREAM_CTE) == 0 ||
+				strcmp(((CommonTableExpr *) node)->ctename, SQ_VERSION_CTE) == 0)
+				return false;
+			return expression_tree_walker(node, pin_walker, cxt);
 		case T_TargetEntry:
 		case T_FromExpr:
 		case T_JoinExpr:
 		case T_SetOperationStmt:
 		case T_WindowClause:
-		case T_CommonTableExpr:
 		case T_RangeTblFunction:
 			return expression_tree_walker(node, pin_walker, cxt);
 		case T_Aggref:

@@ -63,6 +63,10 @@ SELECT * FROM sq.activity WHERE id >= 7 ORDER BY id;
 SELECT * FROM sq.users WHERE id >= 7 ORDER BY id;
 SET search_path = sq, public;
 DROP SCHEMA shadow CASCADE;
+-- A column the stream gains (unused by the queries) changes nothing either.
+ALTER TABLE events ADD COLUMN extra jsonb;
+INSERT INTO events (id, name, op, change_timestamp, region) VALUES (8, 'Hal', 'INSERT', '2024-01-06 10:00', 'us');
+SELECT flow, rows_read, status FROM autocdc.run('sq');
 
 -- A batch query (no STREAM) is read whole: for ONCE flows only.
 CREATE TABLE legacy (id int, name text, changed_at timestamp);
