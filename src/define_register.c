@@ -423,7 +423,6 @@ insert_flow_row(FlowSpec *spec)
 {
 	char	   *fn = OidIsValid(spec->source_function) ?
 		format_procedure_qualified(spec->source_function) : NULL;
-
 	FlowQueries queries = {spec->source_query, spec->version_query,
 	spec->kind == FLOW_SNAPSHOT ? spec->seq_type : InvalidOid};
 

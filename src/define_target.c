@@ -175,7 +175,7 @@ acdc_define_require_trusted_type(Oid typid, Oid runner, const char *what)
 						what, format_type_be(typid), GetUserNameFromId(owner, false)),
 				 errdetail("autocdc writes it as role \"%s\", the target's owner, and a type's checks and defaults run with the rights of whoever writes it.",
 						   GetUserNameFromId(runner, false)),
-				 errhint("Use a type of the target's owner, or cast the column to a built-in type in a view over the source.")));
+				 errhint("Use a type of the target's owner, or cast the column to a built-in type in a source_query over the source.")));
 	if (OidIsValid(get_element_type(typid)))
 		acdc_define_require_trusted_type(get_element_type(typid), runner, what);
 	else if (typtype == TYPTYPE_DOMAIN)

@@ -289,8 +289,10 @@ pin_query_node(Node *node, PinContext *cxt)
 	switch (nodeTag(node))
 	{
 		case T_Query:
+			/* a join's alias columns list every column of its sides: not what it reads */
 			return query_tree_walker((Query *) node, pin_walker, cxt,
-									 QTW_EXAMINE_RTES_BEFORE | QTW_EXAMINE_SORTGROUP);
+									 QTW_EXAMINE_RTES_BEFORE | QTW_EXAMINE_SORTGROUP |
+									 QTW_IGNORE_JOINALIASES);
 		case T_RangeTblEntry:
 			if (((RangeTblEntry *) node)->rtekind == RTE_RELATION)
 				add_object(cxt, RelationRelationId, ((RangeTblEntry *) node)->relid);
@@ -302,12 +304,17 @@ pin_query_node(Node *node, PinContext *cxt)
 			return false;
 		case T_RangeTblRef:
 			return false;
+		case T_CommonTableExpr:
+			/* autocdc's own: the stream's every column, which may come and go */
+			if (strcmp(((CommonTableExpr *) node)->ctename, SQ_STREAM_CTE) == 0 ||
+				strcmp(((CommonTableExpr *) node)->ctename, SQ_VERSION_CTE) == 0)
+				return false;
+			return expression_tree_walker(node, pin_walker, cxt);
 		case T_TargetEntry:
 		case T_FromExpr:
 		case T_JoinExpr:
 		case T_SetOperationStmt:
 		case T_WindowClause:
-		case T_CommonTableExpr:
 		case T_RangeTblFunction:
 			return expression_tree_walker(node, pin_walker, cxt);
 		case T_Aggref:
@@ -318,6 +325,7 @@ pin_query_node(Node *node, PinContext *cxt)
 			break;
 		case T_SubLink:
 		case T_GroupingFunc:
+		case T_Param:			/* a sublink's test on its subquery's result */
 			break;
 		default:
 			ereport(ERROR,
@@ -567,6 +575,8 @@ refuse_flow(FlowDef *f, const char *part, List *was_list, List *now_list)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 strcmp(part, "source_function") == 0 ?
 			 errmsg("source function of flow \"%s\" now resolves to another function", f->name) :
+			 strstr(part, "_query") != NULL ?
+			 errmsg("%s of flow \"%s\" now resolves to other objects", part, f->name) :
 			 errmsg("expression of flow \"%s\" now resolves to other objects", f->name),
 			 was && now ?
 			 errdetail("When the flow was created, %s resolved to %s; now it resolves to %s instead.",

@@ -518,7 +518,7 @@ acdc_define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list
 					(errcode(ERRCODE_RESERVED_NAME),
 					 errmsg("source column \"%s\" uses a name reserved by autocdc", c->name),
 					 errdetail("Targets reserve __start_at, __end_at, __system_start_at, __system_end_at and the prefix __autocdc."),
-					 errhint("Leave the column out with except_column_list, or rename it in a view over the source.")));
+					 errhint("Leave the column out with except_column_list, or rename it in a source_query over the source.")));
 		spec->columns = lappend(spec->columns, c->name);
 	}
 

@@ -172,7 +172,8 @@ call_end(const char *text, int start)
  * by NULL (to learn the type of a version query's result).
  */
 static char *
-replace_version_calls(const char *text, const char *what, bool allow_current, bool nulls)
+replace_version_calls(const char *text, const char *what, bool allow_current, bool nulls,
+					  bool *in_from)
 {
 	VersionSearch s = {text, NIL};
 	StringInfoData buf;
@@ -180,6 +181,9 @@ replace_version_calls(const char *text, const char *what, bool allow_current, bo
 	int			done = 0;
 
 	(void) find_version_calls(parse_select(text, what)->stmt, &s);
+	*in_from = false;
+	foreach(lc, s.calls)
+		*in_from = *in_from || ((VersionCall *) lfirst(lc))->in_from;
 	if (s.calls == NIL)
 		return pstrdup(text);
 	initStringInfo(&buf);
@@ -376,6 +380,12 @@ resolve_mark(Node *mark, const char *what, Alias **alias)
 		rv = makeRangeVarFromNameList(names);
 		rv->location = fc->location;
 		*alias = rf->alias;
+		/* the names would follow the table's column order, which can change */
+		if (rf->alias && rf->alias->colnames)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("STREAM in %s cannot rename the table's columns", what),
+					 errhint("Rename them in the select list: SELECT e.a AS b ... FROM STREAM(table) AS e.")));
 	}
 	relid = RangeVarGetRelid(rv, AccessShareLock, false);
 	relkind = get_rel_relkind(relid);
@@ -581,7 +591,7 @@ check_kept_query(Query *given, Oid stream, const char *norm, Oid version_type,
 				 errhint("Qualify the names in the query and write its casts out.")));
 }
 
-/* The creator must be able to read every relation the query reads. */
+/* Who runs the flow must be able to read every relation the query reads, none temporary. */
 static bool
 check_select_walker(Node *node, void *context)
 {
@@ -595,6 +605,13 @@ check_select_walker(Node *node, void *context)
 		RangeTblEntry *rte = (RangeTblEntry *) node;
 		Oid			role = *(Oid *) context;
 
+		if (rte->rtekind == RTE_RELATION && isAnyTempNamespace(get_rel_namespace(rte->relid)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the query of a flow cannot read a temporary table"),
+					 errdetail("Table \"%s\" is temporary; it goes away with its session, the flow would not.",
+							   get_rel_name(rte->relid)),
+					 errhint("Use an ordinary (or unlogged) table.")));
 		if (rte->rtekind == RTE_RELATION &&
 			pg_class_aclcheck(rte->relid, role, ACL_SELECT) != ACLCHECK_OK)
 		{
@@ -631,8 +648,9 @@ static char *
 define_query(const char *given, const char *what, SourceQueryMode mode,
 			 Oid version_type, Oid *stream, List **columns)
 {
+	bool		in_from;
 	char	   *text = OidIsValid(version_type) ?
-		replace_version_calls(given, what, mode == SQ_SNAPSHOT, false) : pstrdup(given);
+		replace_version_calls(given, what, mode == SQ_SNAPSHOT, false, &in_from) : pstrdup(given);
 	RawStmt    *rs = parse_select(text, what);
 	SelectStmt *stmt = (SelectStmt *) rs->stmt;
 	StreamSearch s = {text, NIL};
@@ -741,7 +759,9 @@ acdc_sq_define_snapshot(FlowSpec *spec, const char *snapshot_query,
 	spec->seq_type = INT8OID;
 	if (version_query)
 	{
-		char	   *probe = replace_version_calls(version_query, "version_query", false, true);
+		bool		in_from;
+		char	   *probe = replace_version_calls(version_query, "version_query", false, true,
+												  &in_from);
 		Query	   *q;
 		ErrorContextCallback errcb;
 
@@ -749,7 +769,8 @@ acdc_sq_define_snapshot(FlowSpec *spec, const char *snapshot_query,
 		errcb.callback = version_probe_context;
 		errcb.arg = NULL;
 		errcb.previous = error_context_stack;
-		error_context_stack = &errcb;
+		if (in_from)
+			error_context_stack = &errcb;
 		q = analyze_raw(parse_select(probe, "version_query"), probe, "version_query");
 		error_context_stack = errcb.previous;
 

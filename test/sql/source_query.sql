@@ -63,6 +63,10 @@ SELECT * FROM sq.activity WHERE id >= 7 ORDER BY id;
 SELECT * FROM sq.users WHERE id >= 7 ORDER BY id;
 SET search_path = sq, public;
 DROP SCHEMA shadow CASCADE;
+-- A column the stream gains (unused by the queries) changes nothing either.
+ALTER TABLE events ADD COLUMN extra jsonb;
+INSERT INTO events (id, name, op, change_timestamp, region) VALUES (8, 'Hal', 'INSERT', '2024-01-06 10:00', 'us');
+SELECT flow, rows_read, status FROM autocdc.run('sq');
 
 -- A batch query (no STREAM) is read whole: for ONCE flows only.
 CREATE TABLE legacy (id int, name text, changed_at timestamp);
@@ -92,8 +96,12 @@ SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id FROM
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id FROM STREAM(nosuch)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id FROM STREAM(events, legacy)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT id, id FROM STREAM(events)');
+SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT a FROM STREAM(events) AS e(a, b)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT nosuch FROM STREAM(events)');
 SELECT autocdc.create_append_flow(target => 'x', source_query => 'DELETE FROM events');
+CREATE TEMP TABLE tmp_dim (code text);
+SELECT autocdc.create_append_flow(target => 'x', source_query => 'SELECT e.id FROM STREAM(events) e JOIN tmp_dim t ON t.code = e.region');
+DROP TABLE tmp_dim;
 SELECT autocdc.create_append_flow(target => 'x', source => 'events', source_query => 'SELECT id FROM STREAM(events)');
 SELECT autocdc.create_append_flow(target => 'x');
 SELECT autocdc.create_auto_cdc_flow(target => 'x', keys => ARRAY['id'], sequence_by => 'ts',
@@ -134,8 +142,19 @@ CREATE TABLE my_events (id int, code text);
 SELECT autocdc.create_append_flow(target => 'my_activity', pipeline => 'sq_user',
   source_query => 'SELECT e.id, s.label FROM STREAM(my_events) e JOIN secret s USING (code)');
 RESET ROLE;
-DROP TABLE my_events;
+CREATE ROLE sq_owner;
+GRANT sq_owner TO sq_user;
+CREATE TABLE owned_target (id int, label text);
+ALTER TABLE owned_target OWNER TO sq_owner;
+GRANT SELECT ON secret TO sq_user;
+SET ROLE sq_user;
+GRANT SELECT ON my_events TO sq_owner;
+SELECT autocdc.create_append_flow(target => 'owned_target', pipeline => 'sq_user',
+  source_query => 'SELECT e.id, s.label FROM STREAM(my_events) e JOIN secret s USING (code)');
+RESET ROLE;
+DROP TABLE my_events, owned_target;
 DROP TABLE secret;
+DROP ROLE sq_owner;
 
 -- Snapshots from a query: read whole at each run, versions 0, 1, 2...
 CREATE TABLE inventory (sku text, qty int, discontinued boolean);
@@ -200,6 +219,44 @@ SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'twice', keys => ARR
   pipeline => 'sq_twice', snapshot_query => 'SELECT sku FROM inventory',
   version_query => 'SELECT version FROM snapshot_files');
 SELECT flow, status, error FROM autocdc.run('sq_twice');
+
+-- SCD 2 over a source query, and start_from => 'now': the stream's rows
+-- already there are taken as read.
+CREATE TABLE moves (id int, city text, at text);
+INSERT INTO moves VALUES (1, 'Oslo', '2024-01-01');
+SELECT autocdc.create_auto_cdc_flow(target => 'residents', keys => ARRAY['id'], sequence_by => 'at',
+  stored_as_scd_type => 2, start_from => 'now', pipeline => 'sq_scd2',
+  source_query => 'SELECT id, initcap(city) AS city, at::date AS at FROM STREAM(moves)');
+INSERT INTO moves VALUES (1, 'bergen', '2024-02-01'), (2, 'molde', '2024-02-01');
+SELECT flow, rows_read, rows_upserted FROM autocdc.run('sq_scd2');
+SELECT * FROM residents ORDER BY id, __start_at;
+
+-- The query is kept with its names qualified and its casts written out: an
+-- overload added later is not what the flow calls.  What it resolves to is
+-- pinned as the expressions are: a function of the same signature made
+-- again by another role stops the flow before anything is read.
+CREATE FUNCTION label_of(code text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT upper(code)';
+CREATE TABLE pin_src (id int, code varchar(10));
+SELECT autocdc.create_append_flow(target => 'pinned', pipeline => 'sq_pin',
+  source_query => 'SELECT id, label_of(code) AS label FROM STREAM(pin_src)');
+SELECT source_query FROM autocdc.flow WHERE name = 'pinned';
+SELECT regexp_replace(e, ' owned by .*', '') AS pinned FROM autocdc.flows, unnest(expression_objects) e
+ WHERE name = 'pinned' AND e LIKE 'source_query: %' AND e NOT LIKE '%pg_catalog.%' ORDER BY 1;
+INSERT INTO pin_src VALUES (1, 'eu');
+SELECT flow, rows_read, status FROM autocdc.run('sq_pin');
+CREATE FUNCTION label_of(code varchar) RETURNS text LANGUAGE sql IMMUTABLE AS $$SELECT 'overload'$$;
+INSERT INTO pin_src VALUES (2, 'us');
+SELECT flow, rows_read, status FROM autocdc.run('sq_pin');
+DROP FUNCTION label_of(text);
+SET ROLE sq_user;
+CREATE FUNCTION sq.label_of(code text) RETURNS text LANGUAGE sql IMMUTABLE AS $$SELECT 'hijacked'$$;
+RESET ROLE;
+INSERT INTO pin_src VALUES (3, 'xx');
+SELECT flow, rows_read, status FROM autocdc.run('sq_pin');
+SELECT error FROM autocdc.event_log WHERE flow = 'pinned' ORDER BY id DESC LIMIT 1;
+SELECT * FROM pinned ORDER BY id;
+DROP FUNCTION label_of(text);
+DROP FUNCTION label_of(varchar);
 
 SELECT name, options->'source_query' AS source_query, options->'snapshot_query' AS snapshot_query
   FROM autocdc.flows WHERE pipeline LIKE 'sq%' ORDER BY name;
