@@ -12,7 +12,7 @@ SELECT * FROM autocdc.execute($$
 CREATE OR REFRESH STREAMING TABLE eu_events;
 CREATE FLOW dlq_eu AS INSERT INTO eu_events BY NAME
   SELECT id, name, CAST(change_timestamp AS TIMESTAMP_NTZ) AS at
-    FROM STREAM(events) WHERE region = "eu";
+    FROM STREAM(LIVE.events) WHERE region = "eu";
 $$, 'dlq');
 SELECT name, kind, source, options->>'source_query' AS source_query
   FROM autocdc.flows WHERE name = 'dlq_eu';
