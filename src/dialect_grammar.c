@@ -21,6 +21,7 @@ typedef struct P
 	DlScript   *s;
 	int			i;
 	unsigned	seen;			/* clauses of the current statement */
+	int			clause;			/* where the current clause begins */
 } P;
 
 /* AUTO CDC clauses, as bits of P.seen */
@@ -113,11 +114,11 @@ static void
 once_only(P *p, unsigned clause, const char *what)
 {
 	if (p->seen & clause)
-	{
-		char	   *msg = psprintf("conflicting or redundant %s clauses", what);
-
-		clause_error(p, ERRCODE_SYNTAX_ERROR, msg, NULL);
-	}
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("conflicting or redundant %s clauses", what),
+				 internalerrquery(p->s->orig),
+				 internalerrposition(dl_orig_cursor(p->s, p->s->toks[p->clause].start))));
 	p->seen |= clause;
 }
 
@@ -410,6 +411,7 @@ cdc_clauses(P *p, DlStmt *st)
 	{
 		List	   *cols;
 
+		p->clause = p->i;
 		if (accept(p, "keys"))
 			keys_clause(p, st);
 		else if (accept(p, "ignore"))
@@ -504,6 +506,7 @@ snapshot_spec(P *p, DlStmt *st)
 		st->source = name(p);
 	while (!at_end(p))
 	{
+		p->clause = p->i;
 		if (accept(p, "keys"))
 			keys_clause(p, st);
 		else if (word(p, "with") && word_at(p, 1, "version"))
@@ -806,6 +809,7 @@ create_table(P *p, DlStmt *st)
 		table_elements(p, st);
 	while (!at_end(p))
 	{
+		p->clause = p->i;
 		if (accept(p, "comment"))
 		{
 			once_only(p, C_COMMENT, "COMMENT");
