@@ -196,6 +196,7 @@ prepass(PrePass *p, const char *s)
 		else if (c == '/' && s[i + 1] == '*')
 		{
 			int			depth = 0;
+			int			start = i;
 
 			emit(p, ' ', i);
 			while (s[i])
@@ -210,6 +211,14 @@ prepass(PrePass *p, const char *s)
 				}
 				else
 					i++;
+			}
+			/* unterminated: left to the scanner, which says so */
+			if (depth > 0)
+			{
+				p->out.len--;
+				p->out.data[p->out.len] = '\0';
+				for (int k = start; s[k]; k++)
+					emit(p, s[k], k);
 			}
 		}
 		else if ((c == 'E' || c == 'e') && s[i + 1] == '\'' && !after_ident)

@@ -26,6 +26,8 @@ SELECT * FROM autocdc.execute('CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEY
 SELECT * FROM autocdc.execute('CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEYS (id');
 SELECT * FROM autocdc.execute($$CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEYS (id)
   APPLY AS DELETE WHEN op = "D SEQUENCE BY seq$$);
+SELECT * FROM autocdc.execute($$CREATE FLOW dle_f AS AUTO CDC INTO t FROM src /* a comment
+  KEYS (id) SEQUENCE BY seq$$);
 SELECT * FROM autocdc.execute('CREATE FLOW dle_f AS INSERT INTO t SELECT * FROM src');
 SELECT * FROM autocdc.execute('CREATE FLOW dle_f AS AUTO CDC INTO t FROM STREAM(SELECT id, seq FROM src) KEYS (id) SEQUENCE BY seq');
 -- Positions are the script's, as written: after a comment, a "string"
