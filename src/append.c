@@ -12,6 +12,7 @@
 #include "expect.h"
 #include "relation.h"
 #include "progress.h"
+#include "source_query.h"
 
 #include "access/relation.h"
 #include "catalog/pg_type.h"
@@ -33,10 +34,16 @@ source_columns(Oid source)
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
+		SourceColumn *c;
 
 		if (att->attisdropped || strcmp(NameStr(att->attname), AUTOCDC_XID_COLUMN) == 0)
 			continue;
-		result = lappend(result, pstrdup(NameStr(att->attname)));
+		c = palloc0(sizeof(SourceColumn));
+		c->name = pstrdup(NameStr(att->attname));
+		c->typid = att->atttypid;
+		c->typmod = att->atttypmod;
+		c->collation = att->attcollation;
+		result = lappend(result, c);
 	}
 	relation_close(rel, AccessShareLock);
 	return result;
@@ -44,27 +51,25 @@ source_columns(Oid source)
 
 /*
  * Schema evolution: source columns the target lacks are added to it; the
- * others must be assignable.  Runs as the target's owner.
+ * others must be assignable.  Runs as the target's owner.  `columns` are
+ * the source's (SourceColumn), `label` names it in messages.
  */
 void
-acdc_append_evolve_target(Oid source, Oid target)
+acdc_append_evolve_target(List *columns, const char *label, Oid target)
 {
 	ListCell   *lc;
 	UserSwitch	sw;
 
 	autocdc_become_owner_of(&sw, target);
 
-	foreach(lc, source_columns(source))
+	foreach(lc, columns)
 	{
-		char	   *col = lfirst(lc);
-		AttrNumber	satt = get_attnum(source, col);
+		SourceColumn *c = lfirst(lc);
+		char	   *col = c->name;
 		AttrNumber	tatt = get_attnum(target, col);
-		Oid			stype,
+		Oid			stype = c->typid,
 					ttype;
-		int32		stypmod;
-		Oid			scoll;
 
-		get_atttypetypmodcoll(source, satt, &stype, &stypmod, &scoll);
 		if (tatt == InvalidAttrNumber)
 		{
 			StringInfoData ddl;
@@ -74,9 +79,9 @@ acdc_append_evolve_target(Oid source, Oid target)
 			initStringInfo(&ddl);
 			appendStringInfo(&ddl, "ALTER TABLE %s ADD COLUMN %s %s",
 							 acdc_rel_qualified_name(target), quote_identifier(col),
-							 format_type_extended(stype, stypmod,
+							 format_type_extended(stype, c->typmod,
 												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
-			acdc_append_collation(&ddl, scoll, stype);
+			acdc_append_collation(&ddl, c->collation, stype);
 			acdc_spi_exec(ddl.data, 0, NULL, NULL, NULL, false);
 			continue;
 		}
@@ -84,10 +89,10 @@ acdc_append_evolve_target(Oid source, Oid target)
 		if (!can_coerce_type(1, &stype, &ttype, COERCION_ASSIGNMENT))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" is of type %s in source \"%s\" but of type %s in append target \"%s\"",
-							col, format_type_be(stype), get_rel_name(source),
+					 errmsg("column \"%s\" is of type %s in %s but of type %s in append target \"%s\"",
+							col, format_type_be(stype), label,
 							format_type_be(ttype), get_rel_name(target)),
-					 errhint("Make the types assignable, or append from a view that casts the column.")));
+					 errhint("Make the types assignable, or append from a source query that casts the column.")));
 	}
 	autocdc_unbecome(&sw);
 }
@@ -243,6 +248,24 @@ append_checked(FlowDef *f, ReadParams *p, List *cols, FlowCounts *counts)
 	acdc_progress_add_rows(counts->upserted);
 }
 
+/* The columns a flow's source gives: its table's, or its query's result. */
+List *
+acdc_append_source_columns(FlowDef *f)
+{
+	if (f->source_query)
+		return acdc_sq_stored_columns(f->source, f->source_query, InvalidOid, "source_query");
+	return source_columns(f->source);
+}
+
+/* How messages name a flow's source. */
+char *
+acdc_append_source_label(Oid source, const char *query)
+{
+	if (query)
+		return pstrdup("the source query");
+	return psprintf("source \"%s\"", get_rel_name(source));
+}
+
 void
 acdc_append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 {
@@ -252,8 +275,16 @@ acdc_append_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	Datum		values[READ_NPARAMS];
 	char		nulls[READ_NPARAMS];
 
-	acdc_append_evolve_target(f->source, f->target);
-	cols = source_columns(f->source);
+	{
+		List	   *scols = acdc_append_source_columns(f);
+		ListCell   *lc;
+
+		acdc_append_evolve_target(scols, acdc_append_source_label(f->source, f->source_query),
+								  f->target);
+		cols = NIL;
+		foreach(lc, scols)
+			cols = lappend(cols, ((SourceColumn *) lfirst(lc))->name);
+	}
 	if (f->expectations != NIL)
 	{
 		append_checked(f, p, cols, counts);

@@ -132,7 +132,8 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       t.state_table::pg_catalog.oid, "
 				 "       t.sequence_type::pg_catalog.oid, t.track_columns, f.kind, "
 				 "       f.source_function, f.expression_objects, f.settings, "
-				 "       f.on_bad_event OPERATOR(pg_catalog.=) 'quarantine' "
+				 "       f.on_bad_event OPERATOR(pg_catalog.=) 'quarantine', "
+				 "       f.source_query, f.version_query "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -170,6 +171,8 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 		f->expression_objects_unset = acdc_spi_value(i, 20) == NULL;
 		f->settings = settings_col(i, 21);
 		f->quarantine_bad = acdc_spi_bool(i, 22);
+		f->source_query = acdc_spi_value(i, 23);
+		f->version_query = acdc_spi_value(i, 24);
 		result = lappend(result, f);
 	}
 	acdc_expect_load(result);

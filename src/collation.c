@@ -14,6 +14,7 @@
  *-------------------------------------------------------------------------
  */
 #include "collation.h"
+#include "source_query.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
@@ -202,7 +203,7 @@ static Oid
 analyzed_seq_collation(FlowDef *f, bool *row_mismatch)
 {
 	char	   *sql = psprintf("SELECT (%s) FROM %s AS __autocdc_src", f->sequence_by,
-							   acdc_rel_qualified_name(f->source));
+							   acdc_sq_flow_from(f));
 	List	   *raw = raw_parser(sql, RAW_PARSE_DEFAULT);
 	Query	   *q = parse_analyze_fixedparams(linitial(raw), sql, NULL, 0, NULL);
 	Node	   *expr = (Node *) ((TargetEntry *) linitial(q->targetList))->expr;
@@ -283,7 +284,8 @@ acdc_check_run_collations(FlowDef *f)
 		char	   *origin = psprintf("the target's key \"%s\"", (char *) lfirst(lc));
 
 		check_column(&m, f->state, lfirst(lc), key, origin);
-		if (f->kind == FLOW_AUTO_CDC)
+		/* (a query's result has no column to alter: creation checked it) */
+		if (f->kind == FLOW_AUTO_CDC && !f->source_query)
 			check_column(&m, f->source, lfirst(lc), key, origin);
 	}
 	if (m.n > 0)

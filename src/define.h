@@ -58,6 +58,8 @@ typedef struct FlowSpec
 	FlowKind	kind;
 	Oid			columns_rel;	/* where source_columns came from */
 	Oid			source_function;	/* snapshot flows fed by a function */
+	char	   *source_query;	/* kept source (or snapshot) query (source_query.c) */
+	char	   *version_query;	/* kept version query of a snapshot flow */
 	Datum		tombstone_retention;	/* interval, when retention_given */
 	bool		retention_given;
 	List	   *expectations;	/* Expectation, given conditions until resolved */
@@ -76,6 +78,7 @@ extern char *acdc_define_options_json(FunctionCallInfo fcinfo, int nargs,
 extern char *acdc_define_text_arg(FunctionCallInfo fcinfo, int n);
 extern List *acdc_define_list_arg(FunctionCallInfo fcinfo, int n);
 extern void acdc_define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
+extern void acdc_define_require_source(FunctionCallInfo fcinfo, int source, int query);
 extern int	acdc_define_scd_type_arg(FunctionCallInfo fcinfo, int n);
 extern void acdc_define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);
 extern void acdc_define_retention_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);

@@ -8,6 +8,8 @@
 #include "define.h"
 #include "collation.h"
 #include "expr_pin.h"
+#include "source_query.h"
+#include "source_read.h"
 
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -24,6 +26,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/analyze.h"
@@ -66,6 +69,39 @@ expr_error_context(void *arg)
 }
 
 /*
+ * The expression of "SELECT (expr) FROM (query) AS __autocdc_src",
+ * deparsed: ruleutils deparses a whole query only, so the text of the same
+ * query selecting NULL::integer instead tells where the expression ends.
+ */
+static char *
+deparse_over_query(Query *q)
+{
+	Query	   *ref = copyObject(q);
+	TargetEntry *tle = linitial(q->targetList);
+	TargetEntry *rtle = linitial(ref->targetList);
+	const char *null_text = "NULL::integer";
+	char	   *full,
+			   *refs,
+			   *mark;
+	size_t		prefix,
+				tail;
+
+	tle->resname = rtle->resname = "__autocdc_expr";
+	rtle->expr = (Expr *) makeNullConst(INT4OID, -1, InvalidOid);
+	full = pg_get_querydef(q, false);
+	refs = pg_get_querydef(ref, false);
+	mark = strstr(refs, null_text);
+	if (mark == NULL)
+		elog(ERROR, "autocdc: could not deparse an expression over a source query");
+	prefix = mark - refs;
+	tail = strlen(mark + strlen(null_text));
+	if (strlen(full) < prefix + tail || strncmp(full, refs, prefix) != 0 ||
+		strcmp(full + strlen(full) - tail, mark + strlen(null_text)) != 0)
+		elog(ERROR, "autocdc: could not deparse an expression over a source query");
+	return pnstrdup(full + prefix, strlen(full) - prefix - tail);
+}
+
+/*
  * Analyzes a user expression over the source row under the caller's
  * search_path, and returns it deparsed with search_path pinned to
  * pg_catalog, so every function and type outside pg_catalog is written with
@@ -83,10 +119,15 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 	ExprContextArg ctxarg;
 	int			nest;
 	char	   *result;
+	char	   *from = spec->source_query ?
+		acdc_sq_from(spec->source, spec->source_query, NULL, InvalidOid, NULL, NULL) : NULL;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT (%s) FROM %s", expr,
-					 acdc_rel_qualified_name(spec->source));
+	if (from)
+		appendStringInfo(&sql, "SELECT (%s) FROM %s AS %s", expr, from, SRC_ALIAS);
+	else
+		appendStringInfo(&sql, "SELECT (%s) FROM %s", expr,
+						 acdc_rel_qualified_name(spec->source));
 
 	ctxarg.what = what;
 	ctxarg.expr = expr;
@@ -114,7 +155,8 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 				 errmsg("%s must be an expression over one source row", what),
 				 errdetail("Aggregates, window functions, subqueries and set-returning functions are not allowed.")));
 	rte = linitial(q->rtable);
-	if (rte->rtekind != RTE_RELATION || rte->relid != spec->source)
+	if (from ? rte->rtekind != RTE_SUBQUERY :
+		(rte->rtekind != RTE_RELATION || rte->relid != spec->source))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be an expression over one source row", what)));
@@ -124,12 +166,13 @@ analyze_expr(FlowSpec *spec, const char *expr, const char *what, Node **node)
 	nest = NewGUCNestLevel();
 	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	result = deparse_expression((Node *) tle->expr,
-								deparse_context_for(get_rel_name(spec->source),
-													spec->source),
-								false, false);
+	result = from ? deparse_over_query(q) :
+		deparse_expression((Node *) tle->expr,
+						   deparse_context_for(get_rel_name(spec->source),
+											   spec->source),
+						   false, false);
 	AtEOXact_GUC(true, nest);
-	acdc_check_kept_expression(spec->source, (Node *) tle->expr, result, what);
+	acdc_check_kept_expression(spec->source, from, (Node *) tle->expr, result, what);
 
 	error_context_stack = errcb.previous;
 	return result;

@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "source_query.h"
 #include "collation.h"
 
 #include "access/htup_details.h"
@@ -80,6 +81,8 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	FlowSpec	spec;
 	List	   *track_list,
 			   *track_except;
+	char	   *snapshot_query,
+			   *version_query;
 
 	/* an older catalog's function has other arguments: refuse before reading them */
 	acdc_catalog_check_version();
@@ -99,12 +102,20 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	acdc_define_pipeline_arg(&spec, fcinfo, 9);
 	acdc_define_retention_arg(&spec, fcinfo, 10);
 	spec.start_now = acdc_define_start_from_arg(fcinfo, 11);
+	snapshot_query = acdc_define_text_arg(fcinfo, 12);
+	version_query = acdc_define_text_arg(fcinfo, 13);
 
-	if (OidIsValid(spec.source) == OidIsValid(spec.source_function))
+	if (OidIsValid(spec.source) + OidIsValid(spec.source_function) + (snapshot_query != NULL) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a snapshot flow needs exactly one of source and source_function"),
-				 errhint("source => 'table_or_view' takes it whole at each run; source_function => 'f(bigint)'::regprocedure gives versioned snapshots.")));
+				 errmsg("a snapshot flow needs exactly one of source, source_function and snapshot_query"),
+				 errhint("source => 'table_or_view' or snapshot_query => 'SELECT ...' takes it whole at each run; source_function => 'f(bigint)'::regprocedure or a version_query gives versioned snapshots.")));
+	if (version_query && !snapshot_query)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("version_query needs snapshot_query"),
+				 errdetail("The version query chooses the next version; the snapshot query reads that version's snapshot."),
+				 errhint("Give snapshot_query => 'SELECT ... WHERE version = current_snapshot_version()'.")));
 	if (spec.scd_type == 1 && (track_list != NIL || track_except != NIL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -117,16 +128,24 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keys must name at least one column, and names must not be empty")));
 	acdc_define_refuse_start_now(&spec);
-	spec.options_json = acdc_define_options_json(fcinfo, 12,
+	spec.options_json = acdc_define_options_json(fcinfo, 14,
 											(const char *const[]) {"target", "keys", "source",
 												"source_function", "name", "stored_as_scd_type",
 												"track_history_column_list", "track_history_except_column_list",
-											"once", "pipeline", "tombstone_retention", "start_from"});
+												"once", "pipeline", "tombstone_retention", "start_from",
+											"snapshot_query", "version_query"});
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	if (OidIsValid(spec.source))
+	if (snapshot_query)
+	{
+		acdc_sq_define_snapshot(&spec, snapshot_query, version_query);
+		/* a version has no collation of its own: its type's orders it */
+		if (version_query)
+			spec.seq_coll = acdc_value_collation(spec.seq_type, get_typcollation(spec.seq_type));
+	}
+	else if (OidIsValid(spec.source))
 	{
 		/* read whole at each run: versions 0, 1, 2, ... */
 		acdc_define_load_columns(&spec, spec.source, true);
@@ -162,8 +181,9 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* create_append_flow's expect, expect_or_drop, expect_or_fail: its last arguments */
-#define APPEND_ARG_EXPECT 6
+/* create_append_flow's source_query, then expect, expect_or_drop, expect_or_fail: its last arguments */
+#define APPEND_ARG_SOURCE_QUERY 6
+#define APPEND_ARG_EXPECT 7
 
 Datum
 autocdc_create_append_flow(PG_FUNCTION_ARGS)
@@ -173,11 +193,11 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 	/* an older catalog's function has other arguments: refuse before reading them */
 	acdc_catalog_check_version();
 	acdc_define_require_arg(fcinfo, 0, "target");
-	acdc_define_require_arg(fcinfo, 1, "source");
+	acdc_define_require_source(fcinfo, 1, APPEND_ARG_SOURCE_QUERY);
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = FLOW_APPEND;
 	spec.target_name = acdc_define_text_arg(fcinfo, 0);
-	spec.source = PG_GETARG_OID(1);
+	spec.source = PG_ARGISNULL(1) ? InvalidOid : PG_GETARG_OID(1);
 	spec.name = PG_ARGISNULL(2) ? spec.target_name : acdc_define_text_arg(fcinfo, 2);
 	spec.once = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
 	acdc_define_pipeline_arg(&spec, fcinfo, 4);
@@ -189,12 +209,18 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 				 errmsg("flow and pipeline names must not be empty")));
 	spec.options_json = acdc_define_options_json(fcinfo, APPEND_ARG_EXPECT + 3,
 											(const char *const[]) {"target", "source", "name", "once",
-												"pipeline", "start_from",
+												"pipeline", "start_from", "source_query",
 											"expect", "expect_or_drop", "expect_or_fail"});
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	acdc_define_load_columns(&spec, spec.source, true);
+	if (!PG_ARGISNULL(APPEND_ARG_SOURCE_QUERY))
+		acdc_sq_define_source(&spec, acdc_define_text_arg(fcinfo, APPEND_ARG_SOURCE_QUERY), spec.once);
+	else
+	{
+		acdc_define_load_columns(&spec, spec.source, true);
+		acdc_sq_refuse_batch_source(&spec);
+	}
 	{
 		ListCell   *lc;
 

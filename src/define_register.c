@@ -423,9 +423,11 @@ insert_flow_row(FlowSpec *spec)
 {
 	char	   *fn = OidIsValid(spec->source_function) ?
 		format_procedure_qualified(spec->source_function) : NULL;
+	FlowQueries queries = {spec->source_query, spec->version_query,
+	spec->kind == FLOW_SNAPSHOT ? spec->seq_type : InvalidOid};
 
 	acdc_catalog_insert_flow(spec, fn,
-						acdc_expression_objects(GetUserId(), spec->source,
+						acdc_expression_objects(GetUserId(), &queries, spec->source,
 												spec->seq_norm, spec->deletes_norm,
 												spec->truncates_norm, fn));
 	acdc_expect_define(spec);

@@ -63,8 +63,10 @@ acdc_define_refuse_start_now(FlowSpec *spec)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("start_from => 'now' needs a table source"),
+				 OidIsValid(spec->source) ?
 				 errdetail("\"%s\" is not a table: it is read whole at every run, so none of its rows can be taken as read.",
-						   get_rel_name(spec->source))));
+						   get_rel_name(spec->source)) :
+				 errdetail("A source query without STREAM(...) is read whole, so none of its rows can be taken as read.")));
 }
 
 /*

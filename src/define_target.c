@@ -7,6 +7,7 @@
  *-------------------------------------------------------------------------
  */
 #include "define.h"
+#include "source_query.h"
 #include "append.h"
 #include "collation.h"
 
@@ -104,8 +105,14 @@ acdc_define_require_run_access(FlowSpec *spec)
 {
 	Oid			runner = autocdc_relation_owner(spec->target);
 	AclResult	acl;
+	Oid			vtype = spec->kind == FLOW_SNAPSHOT ? spec->seq_type : InvalidOid;
 
-	if (OidIsValid(spec->source))
+	/* a query's relations, each (the stream's is among them) */
+	if (spec->source_query)
+		acdc_sq_require_select(spec->source, spec->source_query, vtype, runner);
+	if (spec->version_query)
+		acdc_sq_require_select(InvalidOid, spec->version_query, vtype, runner);
+	if (OidIsValid(spec->source) && !spec->source_query)
 	{
 		acl = pg_class_aclcheck(spec->source, runner, ACL_SELECT);
 		if (acl != ACLCHECK_OK)
@@ -168,7 +175,7 @@ acdc_define_require_trusted_type(Oid typid, Oid runner, const char *what)
 						what, format_type_be(typid), GetUserNameFromId(owner, false)),
 				 errdetail("autocdc writes it as role \"%s\", the target's owner, and a type's checks and defaults run with the rights of whoever writes it.",
 						   GetUserNameFromId(runner, false)),
-				 errhint("Use a type of the target's owner, or cast the column to a built-in type in a view over the source.")));
+				 errhint("Use a type of the target's owner, or cast the column to a built-in type in a source_query over the source.")));
 	if (OidIsValid(get_element_type(typid)))
 		acdc_define_require_trusted_type(get_element_type(typid), runner, what);
 	else if (typtype == TYPTYPE_DOMAIN)
@@ -428,7 +435,9 @@ acdc_define_check_existing_target(FlowSpec *spec, Oid relid)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a flow cannot read from its own target \"%s\"", get_rel_name(relid))));
-		acdc_append_evolve_target(spec->source, relid);
+		acdc_append_evolve_target(spec->source_columns,
+								  acdc_append_source_label(spec->source, spec->source_query),
+								  relid);
 		return;
 	}
 	check_scd_target(spec, relid);
@@ -467,12 +476,15 @@ check_scd_target(FlowSpec *spec, Oid relid)
 		if (!can_coerce_type(1, &c->typid, &ttype, COERCION_ASSIGNMENT))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" is of type %s in source \"%s\" but of type %s in target \"%s\"",
-							c->name, format_type_be(c->typid), get_rel_name(spec->source),
+					 errmsg("column \"%s\" is of type %s in %s but of type %s in target \"%s\"",
+							c->name, format_type_be(c->typid),
+							acdc_append_source_label(spec->source, spec->source_query),
 							format_type_be(ttype), relname),
 					 errhint("Make the types assignable, or leave the column out of the flow.")));
 		if (acdc_list_has_string(spec->keys, c->name))
-			acdc_refuse_collation(psprintf("key \"%s\" of \"%s\"", c->name,
+			acdc_refuse_collation(spec->source_query ?
+								  psprintf("key \"%s\" of the source query", c->name) :
+								  psprintf("key \"%s\" of \"%s\"", c->name,
 										   get_rel_name(spec->columns_rel)),
 								  acdc_value_collation(c->typid, c->collation), c->name, relid,
 								  acdc_column_collation(relid, c->name),
@@ -528,7 +540,7 @@ acdc_define_prepare_source(FlowSpec *spec)
 {
 	AttrNumber	attnum;
 	StringInfoData sql;
-	char	   *qname = acdc_rel_qualified_name(spec->source);
+	char	   *qname;
 	bool		need_column,
 				need_default,
 				need_index,
@@ -537,6 +549,7 @@ acdc_define_prepare_source(FlowSpec *spec)
 
 	if (!spec->incremental)
 		return;
+	qname = acdc_rel_qualified_name(spec->source);
 	attnum = get_attnum(spec->source, AUTOCDC_XID_COLUMN);
 	need_column = attnum == InvalidAttrNumber;
 	if (!need_column && get_atttype(spec->source, attnum) != XID8OID)

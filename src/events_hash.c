@@ -273,6 +273,7 @@ acdc_events_hash_put(Events *ev, TupleTableSlot *slot)
 	return true;
 }
 
+/* Before or after acdc_events_hash_order: all events to the sort, and the rest freed. */
 void
 acdc_events_hash_spill(Events *ev, Tuplesortstate *sort)
 {
@@ -282,14 +283,19 @@ acdc_events_hash_spill(Events *ev, Tuplesortstate *sort)
 	{
 		if ((n & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		ExecStoreMinimalTuple(h->arrivals[n].tuple, h->scratch, false);
+		ExecStoreMinimalTuple(h->order ? h->order[n].tuple : h->arrivals[n].tuple,
+							  h->scratch, false);
 		tuplesort_puttupleslot(sort, h->scratch);
 	}
 	ExecDropSingleTupleTableSlot(h->scratch);
 	ExecDropSingleTupleTableSlot(h->scratch2);
-	keytab_destroy(h->table);
+	if (h->table)
+		keytab_destroy(h->table);
 	MemoryContextDelete(h->arena);
-	pfree(h->arrivals);
+	if (h->arrivals)
+		pfree(h->arrivals);
+	if (h->order)
+		pfree(h->order);
 	pfree(h->kfirst);
 	pfree(h);
 	ev->hash = NULL;

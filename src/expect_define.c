@@ -143,7 +143,8 @@ resolve(FlowSpec *spec, Expectation *e)
 	char	   *what = part_name(e->name);
 
 	e->condition = acdc_define_analyze_condition(spec, e->condition, what);
-	e->objects = acdc_condition_objects(GetUserId(), spec->source, e->condition, what);
+	e->objects = acdc_condition_objects(GetUserId(), spec->source_query, spec->source,
+										 e->condition, what);
 }
 
 static void
@@ -259,6 +260,7 @@ autocdc_add_expectation(PG_FUNCTION_ARGS)
 						 quote_literal_cstr(flow), quote_literal_cstr(e->name))));
 	memset(&spec, 0, sizeof(spec));
 	spec.source = f->source;
+	spec.source_query = f->source_query;	/* a condition reads the query's result */
 	{
 		/* parsed as runs parse it, under the flow's pinned settings */
 		int			nest = NewGUCNestLevel();

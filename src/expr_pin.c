@@ -20,11 +20,13 @@
  */
 #include "catalog.h"
 #include "expr_pin.h"
+#include "source_query.h"
 #include "source_read.h"
 
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_cast.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_operator.h"
@@ -45,11 +47,15 @@ typedef struct PinContext
 {
 	const char *what;			/* "sequence_by", ... */
 	List	   *objects;		/* "what: class identity [owned by role]" */
+	bool		in_query;		/* walking a source query, not an expression */
 } PinContext;
+
+static bool pin_query_node(Node *node, PinContext *cxt);
 
 /* The parts of a flow that are resolved by name, in the stored order. */
 static const char *const pinned_parts[] = {
-	"sequence_by", "apply_as_deletes", "apply_as_truncates", "source_function"
+	"sequence_by", "apply_as_deletes", "apply_as_truncates", "source_function",
+	"source_query", "snapshot_query", "version_query"
 };
 
 static Oid
@@ -73,6 +79,9 @@ object_owner(Oid classid, Oid objid)
 		case CollationRelationId:
 			cacheid = COLLOID;
 			break;
+		case RelationRelationId:
+			cacheid = RELOID;
+			break;
 		default:
 			return InvalidOid;	/* casts and operator families: no owner */
 	}
@@ -85,6 +94,8 @@ object_owner(Oid classid, Oid objid)
 		owner = ((Form_pg_operator) GETSTRUCT(tup))->oprowner;
 	else if (classid == TypeRelationId)
 		owner = ((Form_pg_type) GETSTRUCT(tup))->typowner;
+	else if (classid == RelationRelationId)
+		owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	else
 		owner = ((Form_pg_collation) GETSTRUCT(tup))->collowner;
 	ReleaseSysCache(tup);
@@ -238,6 +249,8 @@ pin_walker(Node *node, void *context)
 		case T_CoerceToDomainValue:
 			break;
 		default:
+			if (cxt->in_query)
+				return pin_query_node(node, cxt);
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("%s uses a construct autocdc cannot pin", cxt->what),
@@ -259,8 +272,99 @@ acdc_node_objects(Node *node, const char *what)
 
 	cxt.what = what;
 	cxt.objects = NIL;
+	cxt.in_query = false;
 	(void) pin_walker(node, &cxt);
 	return cxt.objects;
+}
+
+/*
+ * The nodes of a query that are not expressions of one row: the
+ * relations it reads, its joins, sort and group operators, aggregates,
+ * window functions and subqueries.  Anything else is refused, as in an
+ * expression.
+ */
+static bool
+pin_query_node(Node *node, PinContext *cxt)
+{
+	switch (nodeTag(node))
+	{
+		case T_Query:
+			/* a join's alias columns list every column of its sides: not what it reads */
+			return query_tree_walker((Query *) node, pin_walker, cxt,
+									 QTW_EXAMINE_RTES_BEFORE | QTW_EXAMINE_SORTGROUP |
+									 QTW_IGNORE_JOINALIASES);
+		case T_RangeTblEntry:
+			if (((RangeTblEntry *) node)->rtekind == RTE_RELATION)
+				add_object(cxt, RelationRelationId, ((RangeTblEntry *) node)->relid);
+			return false;		/* query_tree_walker walks what it holds */
+		case T_SortGroupClause:
+			add_operator(cxt, ((SortGroupClause *) node)->eqop, InvalidOid);
+			if (OidIsValid(((SortGroupClause *) node)->sortop))
+				add_operator(cxt, ((SortGroupClause *) node)->sortop, InvalidOid);
+			return false;
+		case T_RangeTblRef:
+			return false;
+		case T_CommonTableExpr:
+			/* autocdc's own: the stream's every column, which may come and go */
+			if (strcmp(((CommonTableExpr *) node)->ctename, SQ_STREAM_CTE) == 0 ||
+				strcmp(((CommonTableExpr *) node)->ctename, SQ_VERSION_CTE) == 0)
+				return false;
+			return expression_tree_walker(node, pin_walker, cxt);
+		case T_TargetEntry:
+		case T_FromExpr:
+		case T_JoinExpr:
+		case T_SetOperationStmt:
+		case T_WindowClause:
+		case T_RangeTblFunction:
+			return expression_tree_walker(node, pin_walker, cxt);
+		case T_Aggref:
+			add_object(cxt, ProcedureRelationId, ((Aggref *) node)->aggfnoid);
+			break;
+		case T_WindowFunc:
+			add_object(cxt, ProcedureRelationId, ((WindowFunc *) node)->winfnoid);
+			break;
+		case T_SubLink:
+		case T_GroupingFunc:
+		case T_Param:			/* a sublink's test on its subquery's result */
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s uses a construct autocdc cannot pin", cxt->what),
+					 errdetail("The queries of flows are checked at each run to resolve to what they resolved to at creation; this one holds a node of type %d.",
+							   (int) nodeTag(node))));
+	}
+	add_object(cxt, TypeRelationId, exprType(node));
+	add_object(cxt, CollationRelationId, exprCollation(node));
+	add_object(cxt, CollationRelationId, exprInputCollation(node));
+	return expression_tree_walker(node, pin_walker, cxt);
+}
+
+/* What an analyzed query resolved to: relations, functions, operators, types. */
+List *
+acdc_query_objects(Query *query, const char *what)
+{
+	PinContext	cxt;
+
+	cxt.what = what;
+	cxt.objects = NIL;
+	cxt.in_query = true;
+	(void) pin_query_node((Node *) query, &cxt);
+	return cxt.objects;
+}
+
+bool
+acdc_same_object_lists(List *a, List *b)
+{
+	ListCell   *la,
+			   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+		if (strcmp(lfirst(la), lfirst(lb)) != 0)
+		return false;
+	return true;
 }
 
 typedef struct PinErrorArg
@@ -291,10 +395,11 @@ pin_error_context(void *arg)
  * checked again, as the text is pasted into that query.
  */
 static Node *
-analyze_stored(Oid source, const char *expr, const char *what)
+analyze_stored(Oid source, const char *from, const char *expr, const char *what)
 {
 	char	   *sql = psprintf("SELECT (%s) FROM %s AS %s", expr,
-							   acdc_rel_qualified_name(source), SRC_ALIAS);
+							   from ? from : acdc_rel_qualified_name(source), SRC_ALIAS);
+	RangeTblEntry *rte;
 	ErrorContextCallback errcb;
 	PinErrorArg arg = {what, sql};
 	List	   *raw;
@@ -314,7 +419,7 @@ analyze_stored(Oid source, const char *expr, const char *what)
 		q->hasTargetSRFs || q->groupClause || q->havingQual ||
 		q->sortClause || q->limitCount || q->limitOffset ||
 		q->setOperations || q->cteList || q->distinctClause ||
-		((RangeTblEntry *) linitial(q->rtable))->relid != source)
+		(rte = linitial(q->rtable), from ? rte->rtekind != RTE_SUBQUERY : rte->relid != source))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("stored %s is not an expression over one source row", what)));
@@ -323,11 +428,12 @@ analyze_stored(Oid source, const char *expr, const char *what)
 }
 
 static List *
-expression_part(List *objects, Oid source, const char *expr, const char *what)
+expression_part(List *objects, Oid source, const char *from, const char *expr,
+				const char *what)
 {
 	if (expr == NULL)
 		return objects;
-	return list_concat(objects, acdc_node_objects(analyze_stored(source, expr, what), what));
+	return list_concat(objects, acdc_node_objects(analyze_stored(source, from, expr, what), what));
 }
 
 /*
@@ -360,17 +466,30 @@ source_function_part(List *objects, const char *signature)
  * of a flow stores this; each run compares it.
  */
 List *
-acdc_expression_objects(Oid owner, Oid source, const char *sequence_by,
-						const char *deletes, const char *truncates,
-						const char *source_function)
+acdc_expression_objects(Oid owner, const FlowQueries *queries, Oid source,
+						const char *sequence_by, const char *deletes,
+						const char *truncates, const char *source_function)
 {
 	UserSwitch	sw;
 	List	   *objects = NIL;
+	char	   *from = NULL;
 
 	autocdc_become(&sw, owner, true);
-	objects = expression_part(objects, source, sequence_by, "sequence_by");
-	objects = expression_part(objects, source, deletes, "apply_as_deletes");
-	objects = expression_part(objects, source, truncates, "apply_as_truncates");
+	if (queries && queries->source_query)
+	{
+		const char *part = OidIsValid(queries->version_type) ? "snapshot_query" : "source_query";
+
+		objects = acdc_sq_objects(source, queries->source_query, queries->version_type, part);
+		if (queries->version_query)
+			objects = list_concat(objects,
+								  acdc_sq_objects(InvalidOid, queries->version_query,
+												  queries->version_type, "version_query"));
+		from = acdc_sq_from(source, queries->source_query, NULL, queries->version_type,
+							NULL, NULL);
+	}
+	objects = expression_part(objects, source, from, sequence_by, "sequence_by");
+	objects = expression_part(objects, source, from, deletes, "apply_as_deletes");
+	objects = expression_part(objects, source, from, truncates, "apply_as_truncates");
 	objects = source_function_part(objects, source_function);
 	autocdc_unbecome(&sw);
 	return objects;
@@ -394,8 +513,8 @@ first_missing(List *a, List *b)
  * it does; this makes sure).
  */
 void
-acdc_check_kept_expression(Oid source, Node *analyzed, const char *kept,
-						   const char *what)
+acdc_check_kept_expression(Oid source, const char *from, Node *analyzed,
+						   const char *kept, const char *what)
 {
 	List	   *given = acdc_node_objects(analyzed, what);
 	List	   *stored;
@@ -404,7 +523,7 @@ acdc_check_kept_expression(Oid source, Node *analyzed, const char *kept,
 			   *b;
 
 	autocdc_become(&sw, GetUserId(), true);
-	stored = acdc_node_objects(analyze_stored(source, kept, what), what);
+	stored = acdc_node_objects(analyze_stored(source, from, kept, what), what);
 	autocdc_unbecome(&sw);
 	if (list_length(given) == list_length(stored))
 	{
@@ -456,6 +575,8 @@ refuse_flow(FlowDef *f, const char *part, List *was_list, List *now_list)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 strcmp(part, "source_function") == 0 ?
 			 errmsg("source function of flow \"%s\" now resolves to another function", f->name) :
+			 strstr(part, "_query") != NULL ?
+			 errmsg("%s of flow \"%s\" now resolves to other objects", part, f->name) :
 			 errmsg("expression of flow \"%s\" now resolves to other objects", f->name),
 			 was && now ?
 			 errdetail("When the flow was created, %s resolved to %s; now it resolves to %s instead.",
@@ -491,8 +612,10 @@ record_expression_objects(FlowDef *f, List *objects)
 void
 acdc_verify_flow_expressions(FlowDef *f)
 {
-	List	   *now = acdc_expression_objects(f->run_as, f->source, f->sequence_by,
-											  f->deletes, f->truncates,
+	FlowQueries queries = {f->source_query, f->version_query,
+	f->kind == FLOW_SNAPSHOT ? f->seq_type : InvalidOid};
+	List	   *now = acdc_expression_objects(f->run_as, &queries, f->source,
+											  f->sequence_by, f->deletes, f->truncates,
 											  f->source_function);
 
 	if (f->expression_objects_unset)
@@ -523,13 +646,18 @@ acdc_verify_flow_expressions(FlowDef *f)
  * run evaluates it; entries are prefixed with `what` (expectation "name").
  */
 List *
-acdc_condition_objects(Oid owner, Oid source, const char *cond, const char *what)
+acdc_condition_objects(Oid owner, const char *source_query, Oid source, const char *cond,
+					   const char *what)
 {
 	UserSwitch	sw;
 	List	   *objects;
+	char	   *from = NULL;
 
 	autocdc_become(&sw, owner, true);
-	objects = expression_part(NIL, source, cond, what);
+	/* over a source query, the condition reads its result (as in source_read.c) */
+	if (source_query)
+		from = acdc_sq_from(source, source_query, NULL, InvalidOid, NULL, NULL);
+	objects = expression_part(NIL, source, from, cond, what);
 	autocdc_unbecome(&sw);
 	return objects;
 }
@@ -539,7 +667,8 @@ void
 acdc_verify_condition(FlowDef *f, const char *what, const char *cond, List *was)
 {
 	List	   *was_list = part_entries(was, what);
-	List	   *now_list = part_entries(acdc_condition_objects(f->run_as, f->source, cond, what),
+	List	   *now_list = part_entries(acdc_condition_objects(f->run_as, f->source_query,
+															   f->source, cond, what),
 										what);
 	ListCell   *w,
 			   *n;

@@ -45,6 +45,8 @@ typedef struct FlowDef
 	Oid			target;
 	Oid			source;			/* InvalidOid: a snapshot source function */
 	char	   *source_function;	/* qualified signature, or NULL */
+	char	   *source_query;	/* kept source (or snapshot) query, or NULL */
+	char	   *version_query;	/* kept version query of a snapshot flow */
 	int			scd_type;		/* 0 for append flows */
 	List	   *keys;			/* key column names (target = source names) */
 	List	   *columns;		/* non-key target columns this flow writes */

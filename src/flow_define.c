@@ -9,6 +9,7 @@
 #include "autocdc.h"
 #include "catalog.h"
 #include "define.h"
+#include "source_query.h"
 
 #include "access/relation.h"
 #include "catalog/dependency.h"
@@ -95,6 +96,18 @@ acdc_define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
 				 errmsg("%s must not be NULL", what)));
 }
 
+/* A flow reads a table or view (source) or a query (source_query): one of them. */
+void
+acdc_define_require_source(FunctionCallInfo fcinfo, int source, int query)
+{
+	if (PG_ARGISNULL(source) == PG_ARGISNULL(query))
+		ereport(ERROR,
+				(errcode(PG_ARGISNULL(source) ? ERRCODE_NULL_VALUE_NOT_ALLOWED : ERRCODE_INVALID_PARAMETER_VALUE),
+				 PG_ARGISNULL(source) ? errmsg("source must not be NULL") :
+				 errmsg("source and source_query cannot be used together"),
+				 errhint("Give the table or view as source, or a query marking its stream as source_query => 'SELECT ... FROM STREAM(table)'.")));
+}
+
 /*
  * pipeline: a name, or NULL for the default pipeline, "default", which a
  * flow joins only when the caller owns it (see ensure_pipeline).
@@ -151,7 +164,7 @@ enum
 	ARG_DELETES, ARG_TRUNCATES, ARG_COLUMN_LIST, ARG_EXCEPT_COLUMN_LIST,
 	ARG_TRACK_LIST, ARG_TRACK_EXCEPT, ARG_IGNORE_NULL, ARG_IGNORE_NULL_LIST,
 	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE, ARG_RETENTION, ARG_START_FROM,
-	ARG_EXPECT, ARG_EXPECT_OR_DROP, ARG_EXPECT_OR_FAIL, ARG_ON_BAD_EVENT
+	ARG_SOURCE_QUERY, ARG_EXPECT, ARG_EXPECT_OR_DROP, ARG_EXPECT_OR_FAIL, ARG_ON_BAD_EVENT
 };
 
 static const char *const arg_names[] = {
@@ -160,7 +173,7 @@ static const char *const arg_names[] = {
 	"except_column_list", "track_history_column_list",
 	"track_history_except_column_list", "ignore_null_updates",
 	"ignore_null_updates_column_list", "ignore_null_updates_except_column_list",
-	"once", "pipeline", "tombstone_retention", "start_from",
+	"once", "pipeline", "tombstone_retention", "start_from", "source_query",
 	"expect", "expect_or_drop", "expect_or_fail", "on_bad_event"
 };
 
@@ -244,14 +257,14 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	/* an older catalog's function has other arguments: refuse before reading them */
 	acdc_catalog_check_version();
 	acdc_define_require_arg(fcinfo, ARG_TARGET, "target");
-	acdc_define_require_arg(fcinfo, ARG_SOURCE, "source");
+	acdc_define_require_source(fcinfo, ARG_SOURCE, ARG_SOURCE_QUERY);
 	acdc_define_require_arg(fcinfo, ARG_KEYS, "keys");
 	acdc_define_require_arg(fcinfo, ARG_SEQUENCE_BY, "sequence_by");
 
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = FLOW_AUTO_CDC;
 	spec.target_name = acdc_define_text_arg(fcinfo, ARG_TARGET);
-	spec.source = PG_GETARG_OID(ARG_SOURCE);
+	spec.source = PG_ARGISNULL(ARG_SOURCE) ? InvalidOid : PG_GETARG_OID(ARG_SOURCE);
 	spec.keys = acdc_define_list_arg(fcinfo, ARG_KEYS);
 	spec.sequence_by = acdc_define_text_arg(fcinfo, ARG_SEQUENCE_BY);
 	spec.name = PG_ARGISNULL(ARG_NAME) ? spec.target_name : acdc_define_text_arg(fcinfo, ARG_NAME);
@@ -306,6 +319,13 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	if (!PG_ARGISNULL(ARG_SOURCE_QUERY))
+		acdc_sq_define_source(&spec, acdc_define_text_arg(fcinfo, ARG_SOURCE_QUERY), spec.once);
+	else
+	{
+		acdc_define_load_columns(&spec, spec.source, true);
+		acdc_sq_refuse_batch_source(&spec);
+	}
 
 	acdc_define_resolve_columns(&spec, column_list, except_list,
 						   !PG_ARGISNULL(ARG_IGNORE_NULL) && PG_GETARG_BOOL(ARG_IGNORE_NULL),
@@ -354,6 +374,9 @@ resolve_column(FlowSpec *spec, const char *name, const char *what)
 		return found;
 	ereport(ERROR,
 			(errcode(nfound > 1 ? ERRCODE_AMBIGUOUS_COLUMN : ERRCODE_UNDEFINED_COLUMN),
+			 spec->source_query ?
+			 errmsg("column \"%s\" named in %s %s in the result of the source query",
+					name, what, nfound > 1 ? "is ambiguous" : "does not exist") :
 			 errmsg("column \"%s\" named in %s %s in source \"%s\"",
 					name, what, nfound > 1 ? "is ambiguous" : "does not exist",
 					acdc_rel_qualified_name(spec->columns_rel)),
@@ -505,7 +528,7 @@ acdc_define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list
 					(errcode(ERRCODE_RESERVED_NAME),
 					 errmsg("source column \"%s\" uses a name reserved by autocdc", c->name),
 					 errdetail("Targets reserve __start_at, __end_at, __system_start_at, __system_end_at and the prefix __autocdc."),
-					 errhint("Leave the column out with except_column_list, or rename it in a view over the source.")));
+					 errhint("Leave the column out with except_column_list, or rename it in a source_query over the source.")));
 		spec->columns = lappend(spec->columns, c->name);
 	}
 

@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "scd1.h"
 #include "scd2.h"
+#include "source_query.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -33,14 +34,45 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-/* The snapshot's column for target column `col`: exact name, else the one that matches in any case. */
-static char *
-snapshot_column(Oid snap, const char *col, FlowDef *f)
+/*
+ * Where a snapshot is read: a relation, or a snapshot query's FROM item
+ * (source_query.c) with the version it reads.
+ */
+typedef struct SnapSource
 {
-	Relation	rel = relation_open(snap, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
+	Oid			rel;
+	char	   *from;			/* NULL: rel */
+} SnapSource;
+
+static const char *
+snap_from(SnapSource *snap)
+{
+	return snap->from ? snap->from : acdc_rel_qualified_name(snap->rel);
+}
+
+static const char *
+snap_label(SnapSource *snap)
+{
+	return snap->from ? "snapshot_query" : get_rel_name(snap->rel);
+}
+
+/*
+ * The snapshot's column for target column `col`: exact name, else the one
+ * that matches in any case.  A query's result has the names creation
+ * checked.
+ */
+static char *
+snapshot_column(SnapSource *snap, const char *col, FlowDef *f)
+{
+	Relation	rel;
+	TupleDesc	desc;
 	char	   *found = NULL;
 	int			nfound = 0;
+
+	if (snap->from)
+		return pstrdup(col);
+	rel = relation_open(snap->rel, AccessShareLock);
+	desc = RelationGetDescr(rel);
 
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -65,7 +97,7 @@ snapshot_column(Oid snap, const char *col, FlowDef *f)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("snapshot \"%s\" of flow \"%s\" has %s column \"%s\"",
-						get_rel_name(snap), f->name, nfound ? "more than one" : "no", col),
+						get_rel_name(snap->rel), f->name, nfound ? "more than one" : "no", col),
 				 errdetail("A snapshot has every column of the target but the history columns.")));
 	return found;
 }
@@ -75,11 +107,12 @@ snapshot_column(Oid snap, const char *col, FlowDef *f)
  * collation, which matches keys as the target's unique index does.
  */
 static char *
-snap_value(Oid snap, FlowDef *f, const char *col)
+snap_value(SnapSource *snap, FlowDef *f, const char *col)
 {
 	StringInfoData buf;
 	char	   *scol = snapshot_column(snap, col, f);
-	Oid			stype = get_atttype(snap, get_attnum(snap, scol));
+	/* a query's result types are known to its analysis only: cast always */
+	Oid			stype = snap->from ? InvalidOid : get_atttype(snap->rel, get_attnum(snap->rel, scol));
 	Oid			ttype = acdc_target_type(f, col);
 
 	initStringInfo(&buf);
@@ -93,14 +126,14 @@ snap_value(Oid snap, FlowDef *f, const char *col)
 
 /* "s.col[::type] AS col" for target column `col`. */
 static void
-append_snap_column(StringInfo sql, Oid snap, FlowDef *f, const char *col)
+append_snap_column(StringInfo sql, SnapSource *snap, FlowDef *f, const char *col)
 {
 	appendStringInfo(sql, "%s AS %s", snap_value(snap, f, col), quote_identifier(col));
 }
 
 /* Two rows with one key in a snapshot are an error. */
 static void
-check_unique_keys(FlowDef *f, Oid snap)
+check_unique_keys(FlowDef *f, SnapSource *snap)
 {
 	StringInfoData sql,
 				keys,
@@ -121,7 +154,7 @@ check_unique_keys(FlowDef *f, Oid snap)
 	appendStringInfoChar(&keytext, ')');
 	appendStringInfo(&sql, "SELECT %s, pg_catalog.count(*) FROM %s s GROUP BY %s "
 					 "HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1",
-					 keytext.data, acdc_rel_qualified_name(snap), keys.data);
+					 keytext.data, snap_from(snap), keys.data);
 	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	if (SPI_processed > 0)
 	{
@@ -130,14 +163,14 @@ check_unique_keys(FlowDef *f, Oid snap)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("snapshot \"%s\" of flow \"%s\" has %s rows for key (%s)=(%s)",
-						get_rel_name(snap), f->name, acdc_spi_value(0, 2), keys.data, acdc_spi_value(0, 1)),
+						snap_label(snap), f->name, acdc_spi_value(0, 2), keys.data, acdc_spi_value(0, 1)),
 				 errdetail("A snapshot holds at most one row per key.")));
 	}
 }
 
 /* The snapshot as events (see the header comment). */
 static char *
-snapshot_events(FlowDef *f, Oid snap, const char *version)
+snapshot_events(FlowDef *f, SnapSource *snap, const char *version)
 {
 	StringInfoData sql;
 	ListCell   *lc;
@@ -162,7 +195,7 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 		if (lnext(all, lc))
 			appendStringInfoString(&sql, ", ");
 	}
-	appendStringInfo(&sql, " FROM %s s UNION ALL SELECT ", acdc_rel_qualified_name(snap));
+	appendStringInfo(&sql, " FROM %s s UNION ALL SELECT ", snap_from(snap));
 	foreach(lc, all)
 	{
 		bool		key = foreach_current_index(lc) < list_length(f->keys);
@@ -180,7 +213,7 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 	if (f->scd_type == 2)
 	{
 		appendStringInfo(&sql, " FROM %s t WHERE t.__end_at IS NULL AND NOT EXISTS (SELECT 1 FROM %s s WHERE ",
-						 acdc_rel_qualified_name(f->target), acdc_rel_qualified_name(snap));
+						 acdc_rel_qualified_name(f->target), snap_from(snap));
 		foreach(lc, f->keys)
 		{
 			if (foreach_current_index(lc) > 0)
@@ -196,13 +229,13 @@ snapshot_events(FlowDef *f, Oid snap, const char *version)
 
 /* Applies one snapshot; returns the SCD 1 truncate mark after it. */
 static char *
-apply_one(FlowDef *f, Oid snap, const char *version, FlowCounts *total)
+apply_one(FlowDef *f, SnapSource *snap, const char *version, FlowCounts *total)
 {
 	ReadParams	p;
 	FlowCounts	counts = {0};
 	char	   *new_t = NULL;
 
-	if (!OidIsValid(snap) || get_rel_name(snap) == NULL)
+	if (!snap->from && (!OidIsValid(snap->rel) || get_rel_name(snap->rel) == NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("snapshot %s of flow \"%s\" does not exist", version, f->name)));
@@ -249,6 +282,71 @@ source_function_name(FlowDef *f)
 									  get_func_name(fn));
 }
 
+/* "$1::type [COLLATE ...]": a version as the target orders them. */
+static char *
+version_param(FlowDef *f)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "$1::%s", acdc_type_qualified_name(f->seq_type));
+	if (type_is_collatable(f->seq_type))
+		acdc_append_collate(&buf, acdc_state_seq_collation(f->state, f->scd_type));
+	return buf.data;
+}
+
+/*
+ * A version query gives the next version (no row or NULL: the run ends), the
+ * snapshot query that version's snapshot (source_query.c), until no
+ * newer version comes.
+ */
+static char *
+apply_by_version_query(FlowDef *f, char *latest, FlowCounts *counts)
+{
+	char	   *seqtype = acdc_type_qualified_name(f->seq_type);
+
+	for (;;)
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		values[1];
+		char		nulls[1] = {' '};
+		char	   *version;
+		SnapSource	snap = {InvalidOid, NULL};
+
+		CHECK_FOR_INTERRUPTS();
+		acdc_progress_phase(ACDC_PHASE_SNAPSHOT_CALL);
+		values[0] = latest ? CStringGetTextDatum(latest) : (Datum) 0;
+		if (!latest)
+			nulls[0] = 'n';
+		acdc_spi_exec(psprintf("SELECT v.v, $1::%s IS NULL OR v.v OPERATOR(pg_catalog.>) %s "
+							   "FROM %s AS v(v)", seqtype, version_param(f),
+							   acdc_sq_from(InvalidOid, f->version_query, NULL, f->seq_type,
+											NULL, latest)),
+					  1, argtypes, values, nulls, false);
+		if (SPI_processed == 0)
+			return latest;
+		if (SPI_processed > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_CARDINALITY_VIOLATION),
+					 errmsg("version_query of flow \"%s\" returned more than one version", f->name),
+					 errdetail("It returns the next version only, or no row when there is none."),
+					 errhint("End it with ORDER BY version LIMIT 1.")));
+		version = acdc_spi_value_canonical(0, 1);
+		if (version == NULL)
+			return latest;		/* SELECT min(v) ... over no newer version */
+		if (!acdc_spi_bool(0, 2))
+		{
+			ereport(NOTICE,
+					(errmsg("flow \"%s\": snapshot version %s is not newer than %s, skipped",
+							f->name, version, latest)));
+			return latest;
+		}
+		snap.from = acdc_sq_from(InvalidOid, f->source_query, NULL, f->seq_type, version, latest);
+		apply_one(f, &snap, version, counts);
+		latest = version;
+	}
+}
+
 /*
  * Applies the flow's next snapshots, in version order.  Runs as the flow's
  * owner.  Returns the last version applied (the checkpoint's when none was).
@@ -261,11 +359,17 @@ acdc_snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 	char	   *fname;
 	StringInfoData newer;
 
-	if (OidIsValid(f->source))
+	if (f->version_query)
+		return apply_by_version_query(f, latest, counts);
+	if (OidIsValid(f->source) || f->source_query)
 	{
 		char	   *version = latest ? psprintf(INT64_FORMAT, pg_strtoint64(latest) + 1) : "0";
+		SnapSource	snap = {f->source, NULL};
 
-		apply_one(f, f->source, version, counts);
+		if (f->source_query)
+			snap.from = acdc_sq_from(InvalidOid, f->source_query, NULL, f->seq_type,
+									 version, latest);
+		apply_one(f, &snap, version, counts);
 		return version;
 	}
 
@@ -323,7 +427,11 @@ acdc_snapshot_apply(FlowDef *f, bool refresh, FlowCounts *counts)
 							f->name, version, latest)));
 			return latest;
 		}
-		apply_one(f, snap, version, counts);
+		{
+			SnapSource	source = {snap, NULL};
+
+			apply_one(f, &source, version, counts);
+		}
 		latest = version;
 	}
 }

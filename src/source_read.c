@@ -17,6 +17,7 @@
 #include "source_read.h"
 #include "collation.h"
 #include "expect.h"
+#include "source_query.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -42,7 +43,7 @@ static void
 append_event_column(StringInfo sql, FlowDef *flow, const char *col)
 {
 	AttrNumber	tatt = get_attnum(flow->target, col);
-	AttrNumber	satt = get_attnum(flow->source, col);
+	AttrNumber	satt = flow->source_query ? InvalidAttrNumber : get_attnum(flow->source, col);
 	Oid			ttype;
 
 	if (tatt == InvalidAttrNumber)
@@ -51,7 +52,7 @@ append_event_column(StringInfo sql, FlowDef *flow, const char *col)
 				 errmsg("target \"%s\" of flow \"%s\" has no column \"%s\" any more",
 						get_rel_name(flow->target), flow->name, col),
 				 errhint("Add the column back, or drop and re-create the flow.")));
-	if (satt == InvalidAttrNumber)
+	if (satt == InvalidAttrNumber && !flow->source_query)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("source \"%s\" of flow \"%s\" has no column \"%s\" any more",
@@ -59,7 +60,8 @@ append_event_column(StringInfo sql, FlowDef *flow, const char *col)
 				 errhint("Add the column back, or drop and re-create the flow.")));
 	ttype = get_atttype(flow->target, tatt);
 	appendStringInfo(sql, "%s.%s", SRC_ALIAS, quote_identifier(col));
-	if (get_atttype(flow->source, satt) != ttype)
+	/* a query's result types are known to its analysis only: cast always */
+	if (flow->source_query || get_atttype(flow->source, satt) != ttype)
 		appendStringInfo(sql, "::%s", format_type_be_qualified(ttype));
 	appendStringInfo(sql, " AS %s, ", quote_identifier(col));
 }
@@ -128,31 +130,52 @@ acdc_read_require_xid_column(FlowDef *flow)
  * Appends " FROM source AS __autocdc_src WHERE <the rows this run reads>"
  * (doc/design.md §4.2; see the header comment).
  */
-void
-acdc_read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
+/*
+ * The condition on a table source's rows (alias SRC_ALIAS) that selects
+ * the rows this run reads (doc/design.md §4.2; see the header comment).
+ */
+static char *
+read_window(FlowDef *flow, ReadParams *p)
 {
 	const char *x = SRC_ALIAS "." AUTOCDC_XID_COLUMN;
 
+	acdc_read_require_xid_column(flow);
+	if (p->whole || p->prev_snapshot == NULL)
+		return psprintf("(pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
+						" OR COALESCE(%s OPERATOR(pg_catalog.=) $5::pg_catalog.xid8, false))",
+						x, x);
+	return psprintf("%s OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin($2::pg_catalog.pg_snapshot)"
+					" AND (pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
+					"      OR COALESCE(%s OPERATOR(pg_catalog.=) $5::pg_catalog.xid8, false))"
+					" AND NOT (pg_catalog.pg_visible_in_snapshot(%s, $2::pg_catalog.pg_snapshot)"
+					"      OR COALESCE(%s OPERATOR(pg_catalog.=) $3::pg_catalog.xid8"
+					"                  AND %s.cmin::pg_catalog.text::pg_catalog.int8 OPERATOR(pg_catalog.<) $4::pg_catalog.int8, false))",
+					x, x, x, x, x, SRC_ALIAS);
+}
+
+/*
+ * Appends " FROM source AS __autocdc_src WHERE <the rows this run reads>";
+ * over a source query, " FROM (query over the stream's rows this run
+ * reads) AS __autocdc_src" (source_query.c).
+ */
+void
+acdc_read_append_from(StringInfo sql, FlowDef *flow, ReadParams *p)
+{
+	if (flow->source_query)
+	{
+		appendStringInfo(sql, " FROM %s AS %s",
+						 acdc_sq_from(flow->source, flow->source_query,
+									  flow->incremental ? read_window(flow, p) : NULL,
+									  InvalidOid, NULL, NULL),
+						 SRC_ALIAS);
+		return;
+	}
 	appendStringInfo(sql, " FROM %s AS %s", acdc_rel_qualified_name(flow->source),
 					 SRC_ALIAS);
 
 	if (!flow->incremental)
 		return;					/* views and foreign tables: read whole */
-	acdc_read_require_xid_column(flow);
-	if (p->whole || p->prev_snapshot == NULL)
-		appendStringInfo(sql,
-						 " WHERE (pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
-						 " OR COALESCE(%s OPERATOR(pg_catalog.=) $5::pg_catalog.xid8, false))",
-						 x, x);
-	else
-		appendStringInfo(sql,
-						 " WHERE %s OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin($2::pg_catalog.pg_snapshot)"
-						 " AND (pg_catalog.pg_visible_in_snapshot(%s, $1::pg_catalog.pg_snapshot)"
-						 "      OR COALESCE(%s OPERATOR(pg_catalog.=) $5::pg_catalog.xid8, false))"
-						 " AND NOT (pg_catalog.pg_visible_in_snapshot(%s, $2::pg_catalog.pg_snapshot)"
-						 "      OR COALESCE(%s OPERATOR(pg_catalog.=) $3::pg_catalog.xid8"
-						 "                  AND %s.cmin::pg_catalog.text::pg_catalog.int8 OPERATOR(pg_catalog.<) $4::pg_catalog.int8, false))",
-						 x, x, x, x, x, SRC_ALIAS);
+	appendStringInfo(sql, " WHERE %s", read_window(flow, p));
 }
 
 /*

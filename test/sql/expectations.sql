@@ -169,15 +169,16 @@ INSERT INTO clicks VALUES ('e', -1, 5);
 SELECT flow, status, error FROM autocdc.run('ex_a');
 TABLE clicks_t ORDER BY at;
 
--- A view read whole at every run quarantines its dropped row once.
+-- A view is read whole (by a ONCE flow, and again by a full refresh): its
+-- dropped row is quarantined once.
 CREATE TABLE base (id int, v int, seq int);
 CREATE VIEW base_v AS SELECT id, v, seq FROM base;
 SELECT autocdc.create_auto_cdc_flow(target => 'v_t', source => 'base_v',
-  keys => ARRAY['id'], sequence_by => 'seq', pipeline => 'ex_v',
+  keys => ARRAY['id'], sequence_by => 'seq', pipeline => 'ex_v', once => true,
   expect_or_drop => '{"v_positive": "v > 0"}');
 INSERT INTO base VALUES (1, 1, 1), (2, -2, 1);
 SELECT flow, rows_read, rows_upserted, rows_dropped, status FROM autocdc.run('ex_v');
-SELECT flow, rows_read, rows_upserted, rows_dropped, status FROM autocdc.run('ex_v');
+SELECT flow, rows_read, rows_upserted, rows_dropped, status FROM autocdc.run('ex_v', full_refresh => true);
 SELECT rows_read, rows_dropped, rows_quarantined FROM autocdc.event_log
   WHERE flow = 'v_t' ORDER BY id;
 SELECT count(*) FROM autocdc.quarantine WHERE flow = 'v_t';
@@ -192,3 +193,20 @@ SELECT count(*) FROM autocdc.expectation WHERE flow = 'v_t';
 SELECT count(*) FROM autocdc.quarantine WHERE flow = 'v_t';
 
 DROP SCHEMA ex CASCADE;
+
+-- Over a source query, conditions read the query's result (given at
+-- creation or added later).
+CREATE TABLE sq_ev (id int, v int, seq int, op text);
+SELECT autocdc.create_auto_cdc_flow(target => 'sq_t', keys => ARRAY['id'], sequence_by => 'seq',
+  source_query => 'SELECT id, v * 10 AS v10, seq FROM STREAM(sq_ev) WHERE op IS DISTINCT FROM ''skip''',
+  expect_or_drop => '{"pos": "v10 > 0"}', pipeline => 'ex_sq');
+INSERT INTO sq_ev VALUES (1, 1, 1, NULL), (2, -1, 1, NULL), (3, 20, 1, NULL), (4, 5, 1, 'skip');
+SELECT flow, rows_read, rows_upserted, rows_dropped, status FROM autocdc.run('ex_sq');
+TABLE sq_t ORDER BY id;
+SELECT reason, expectations, "row" FROM autocdc.quarantine WHERE flow = 'sq_t';
+SELECT autocdc.add_expectation('sq_t', 'not_twenty', 'v10 <> 20', 'fail');
+SELECT autocdc.add_expectation('sq_t', 'bad', 'v > 0', 'warn');
+INSERT INTO sq_ev VALUES (5, 2, 2, NULL);
+SELECT flow, status, error FROM autocdc.run('ex_sq');
+SELECT autocdc.drop_flow('sq_t');
+DROP TABLE sq_t, sq_ev;

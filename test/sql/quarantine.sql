@@ -81,12 +81,13 @@ SELECT autocdc.create_auto_cdc_flow(target => 't3', source => 'c3', keys => ARRA
 INSERT INTO c3 VALUES (1, 'a', 1), (1, 'b', 1);
 SELECT flow, status, error FROM autocdc.run('qu3');
 
--- A view read whole at every run: its bad rows are quarantined once.
+-- A view is read whole (by a ONCE flow, and again by a full refresh): its
+-- bad rows are quarantined once.
 CREATE VIEW c2v AS SELECT * FROM c2;
 SELECT autocdc.create_auto_cdc_flow(target => 't2v', source => 'c2v', keys => ARRAY['id'],
-  sequence_by => 'seq', pipeline => 'qu2v', on_bad_event => 'quarantine');
+  sequence_by => 'seq', pipeline => 'qu2v', on_bad_event => 'quarantine', once => true);
 SELECT flow, rows_read, status FROM autocdc.run('qu2v');
-SELECT flow, rows_read, status FROM autocdc.run('qu2v');
+SELECT flow, rows_read, status FROM autocdc.run('qu2v', full_refresh => true);
 SELECT rows_read, rows_quarantined FROM autocdc.event_log WHERE flow = 't2v' ORDER BY id;
 SELECT reason, count(*) FROM autocdc.quarantine WHERE flow = 't2v' GROUP BY reason ORDER BY reason;
 

@@ -62,11 +62,12 @@ INSERT INTO src2 VALUES (1, 'one', 1);
 SELECT flow, rows_read FROM autocdc.run('inc', flows => ARRAY['tgt2']);
 SELECT flow, rows_read FROM autocdc.run('inc');
 
--- A view source has no transaction column: it is read whole each run, which
--- the fold makes correct, and the event log says so.
+-- A view source has no transaction column: it is read whole, so only a ONCE
+-- flow takes one (a flow that reads again is refused: source_query.sql),
+-- and the event log says so.
 CREATE VIEW src_view AS SELECT id, v, seq FROM src WHERE id < 3;
 SELECT autocdc.create_auto_cdc_flow(target => 'from_view', source => 'src_view', keys => ARRAY['id'],
-  sequence_by => 'seq', except_column_list => ARRAY['seq'], pipeline => 'view');
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], pipeline => 'view', once => true);
 SELECT rows_read, rows_upserted FROM autocdc.run('view');
 SELECT rows_read, rows_upserted, rows_skipped FROM autocdc.run('view');
 SELECT read_mode, count(*) FROM autocdc.event_log WHERE pipeline = 'view' GROUP BY 1;

@@ -329,7 +329,7 @@ SELECT autocdc.create_auto_cdc_flow(target => 'public.ty_1', source => 'mal.type
   apply_as_truncates => $$op = 'T'$$, pipeline => 'ty');
 SELECT autocdc.create_append_flow(target => 'public.ty_app', source => 'mal.typed', pipeline => 'ty');
 CREATE VIEW public.typed_plain AS SELECT id, v, seq::int AS seq FROM mal.typed;
-SELECT autocdc.create_append_flow(target => 'public.ty_app', source => 'public.typed_plain', pipeline => 'ty');
+SELECT autocdc.create_append_flow(target => 'public.ty_app', source => 'public.typed_plain', pipeline => 'ty', once => true);
 -- An append target does not take her new column of her domain either.
 CREATE TABLE public.ev (id int, v int);
 SELECT autocdc.create_append_flow(target => 'public.ev_all', source => 'public.ev', pipeline => 'ty');

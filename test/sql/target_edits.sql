@@ -106,15 +106,13 @@ SELECT * FROM te_c1 WHERE id = 7;
 SELECT * FROM te_h WHERE id = 7 ORDER BY __start_at;
 SELECT * FROM folds_differ;
 
--- A source read whole at every run (a view) replays every applied event.
--- An SCD 1 target's row is all that is known of the applied upsert, so a
--- hand-edited row fails the next run with a conflict that says so, until a
--- full refresh; SCD 2 compares with its stored events and goes on.
+-- A source read whole (a view) is read by ONCE flows only: a hand-edited
+-- row stays until a full refresh reads the view again and rebuilds it.
 CREATE VIEW src_v AS SELECT id, v, seq FROM src WHERE NOT del;
 SELECT autocdc.create_auto_cdc_flow(target => 'te_v1', source => 'src_v', keys => ARRAY['id'],
-  sequence_by => 'seq', pipeline => 'te_view');
+  sequence_by => 'seq', pipeline => 'te_view', once => true);
 SELECT autocdc.create_auto_cdc_flow(target => 'te_v2', source => 'src_v', keys => ARRAY['id'],
-  sequence_by => 'seq', stored_as_scd_type => 2, pipeline => 'te_view');
+  sequence_by => 'seq', stored_as_scd_type => 2, pipeline => 'te_view', once => true);
 SELECT flow, status FROM autocdc.run('te_view');
 UPDATE te_v1 SET v = 'hand' WHERE id = 3;
 UPDATE te_v2 SET v = 'hand' WHERE id = 3 AND __end_at IS NULL;
