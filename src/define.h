@@ -78,6 +78,7 @@ extern char *acdc_define_options_json(FunctionCallInfo fcinfo, int nargs,
 extern char *acdc_define_text_arg(FunctionCallInfo fcinfo, int n);
 extern List *acdc_define_list_arg(FunctionCallInfo fcinfo, int n);
 extern void acdc_define_require_arg(FunctionCallInfo fcinfo, int n, const char *what);
+extern void acdc_define_require_nargs(FunctionCallInfo fcinfo, int n);
 extern void acdc_define_require_source(FunctionCallInfo fcinfo, int source, int query);
 extern int	acdc_define_scd_type_arg(FunctionCallInfo fcinfo, int n);
 extern void acdc_define_pipeline_arg(FlowSpec *spec, FunctionCallInfo fcinfo, int n);

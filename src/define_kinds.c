@@ -86,6 +86,7 @@ autocdc_create_auto_cdc_from_snapshot_flow(PG_FUNCTION_ARGS)
 
 	/* an older catalog's function has other arguments: refuse before reading them */
 	acdc_catalog_check_version();
+	acdc_define_require_nargs(fcinfo, 14);
 	acdc_define_require_arg(fcinfo, 0, "target");
 	acdc_define_require_arg(fcinfo, 1, "keys");
 	memset(&spec, 0, sizeof(spec));
@@ -192,6 +193,7 @@ autocdc_create_append_flow(PG_FUNCTION_ARGS)
 
 	/* an older catalog's function has other arguments: refuse before reading them */
 	acdc_catalog_check_version();
+	acdc_define_require_nargs(fcinfo, APPEND_ARG_EXPECT + 3);
 	acdc_define_require_arg(fcinfo, 0, "target");
 	acdc_define_require_source(fcinfo, 1, APPEND_ARG_SOURCE_QUERY);
 	memset(&spec, 0, sizeof(spec));

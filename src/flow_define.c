@@ -96,6 +96,22 @@ acdc_define_require_arg(FunctionCallInfo fcinfo, int n, const char *what)
 				 errmsg("%s must not be NULL", what)));
 }
 
+/*
+ * The SQL function calling us has the arguments this library reads: a
+ * catalog of another build of the same version (during development) or a
+ * hand-made function would have the library read past them.
+ */
+void
+acdc_define_require_nargs(FunctionCallInfo fcinfo, int n)
+{
+	if (PG_NARGS() != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("autocdc's catalog does not match its library"),
+				 errdetail("The SQL function has %d arguments; the library reads %d.", PG_NARGS(), n),
+				 errhint("Run ALTER EXTENSION autocdc UPDATE, or drop and create the extension again.")));
+}
+
 /* A flow reads a table or view (source) or a query (source_query): one of them. */
 void
 acdc_define_require_source(FunctionCallInfo fcinfo, int source, int query)
@@ -256,6 +272,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 
 	/* an older catalog's function has other arguments: refuse before reading them */
 	acdc_catalog_check_version();
+	acdc_define_require_nargs(fcinfo, lengthof(arg_names));
 	acdc_define_require_arg(fcinfo, ARG_TARGET, "target");
 	acdc_define_require_source(fcinfo, ARG_SOURCE, ARG_SOURCE_QUERY);
 	acdc_define_require_arg(fcinfo, ARG_KEYS, "keys");
