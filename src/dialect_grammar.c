@@ -459,6 +459,8 @@ cdc_clauses(P *p, DlStmt *st)
 			p->i += 2;
 			expect(p, "update", NULL);
 			once_only(p, C_TO_UPDATE, "COLUMNS TO UPDATE");
+			if (p->s->toks[p->i].type != IDENT && p->s->toks[p->i].type != UIDENT && !p->s->toks[p->i].word)
+				dl_syntax_error(p->s, p->i, "COLUMNS TO UPDATE takes the name of the source's array column listing each change's columns.");
 			dl_add_arg(st, "columns_to_update", DL_TEXT, ident(p), NIL, 0);
 		}
 		else if (accept(p, "columns"))
