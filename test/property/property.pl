@@ -136,23 +136,25 @@ my @SCD1_MODES = qw(plain partial column_list truncates mixed);
 my @SCD2_MODES = qw(scd2 scd2_track scd2_partial scd2_mixed);
 my @SNAP_MODES = qw(snap_cdc snap_cdc_mixed);
 my @QUALITY_MODES = qw(quality scd2_quality);
+my @CTU_MODES = qw(ctu scd2_ctu);
 my @MODES;
 {
     my %group = (scd1 => \@SCD1_MODES, scd2 => \@SCD2_MODES, snap => \@SNAP_MODES,
-                 quality => \@QUALITY_MODES,
-                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES ]);
-    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES;
+                 quality => \@QUALITY_MODES, ctu => \@CTU_MODES,
+                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES ]);
+    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES;
     my $spec  = $opt{'scd1-only'} ? 'scd1' : $opt{modes} // 'all';
     my %chosen;
     for my $m (split /\s*,\s*/, $spec) {
         next if $m eq '';
         my @ms = $group{$m} ? @{ $group{$m} } : $known{$m} ? ($m) : ();
-        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES @QUALITY_MODES;"
-          . " groups: scd1 scd2 snap quality all)\n"
+        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES @QUALITY_MODES"
+          . " @CTU_MODES; groups: scd1 scd2 snap quality ctu all)\n"
             unless @ms;
         $chosen{$_} = 1 for @ms;
     }
-    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES;    # fixed order
+    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES,
+                                  @CTU_MODES;    # fixed order
     die "--modes: no mode selected\n" unless @MODES;
 }
 sub is_scd2_mode { return $_[0] =~ /^scd2/ ? 1 : 0 }
@@ -165,7 +167,7 @@ my $n_seeds = $opt{seeds} // ($opt{soak} ? 2000 : $SEEDS_PER_MODE * @MODES);
 # Column types.  Key columns: k int, or (k1 int, k2 text).  Value columns:
 # a int, b text, c int (c only in some seeds).  op and seq are excepted.
 my %TYPE = (k => 'int', k1 => 'int', k2 => 'text', a => 'int', b => 'text',
-            c => 'int', op => 'text', seq => 'int');
+            c => 'int', op => 'text', seq => 'int', cols => 'text[]');
 
 # Text values; '' is there to tell an empty string from NULL, the quote and
 # the space to check quoting.
@@ -199,7 +201,21 @@ sub row_to_event {
         seq  => $row->{seq},
         key  => [ map { $row->{$_} } @{ $case->{key_cols} } ],
         vals => { map { $_ => $row->{$_} } @{ $case->{value_cols} } },
+        ($case->{listed} ? (sets => $row->{cols}) : ()),
     };
+}
+
+# columns_to_update: the list of an upsert, or undef (every column): a
+# random subset of the value columns in random order, now and then with a
+# key column (ignored) or a name twice.
+sub random_column_list {
+    my ($case) = @_;
+    return undef if rand() < 0.2;
+    my @list = grep { rand() < 0.5 } @{ $case->{value_cols} };
+    push @list, pick(@{ $case->{key_cols} }) if rand() < 0.15;
+    push @list, $list[0] if @list && rand() < 0.1;
+    shuffle_in_place(\@list);
+    return \@list;
 }
 
 # Build the whole case for one seed.  Everything random comes from
@@ -211,7 +227,7 @@ sub generate_case {
     return generate_snap_case($seed, $mode) if is_snap_mode($mode);
     my $scd2 = is_scd2_mode($mode);
     my %case = (seed => $seed, mode => $mode, scd => $scd2 ? 2 : 1,
-                quality => $mode =~ /quality$/ ? 1 : 0);
+                quality => $mode =~ /quality$/ ? 1 : 0, listed => $mode =~ /ctu$/ ? 1 : 0);
 
     # Columns.  (Every rand() call of an SCD type 1 mode happens as it did
     # before SCD type 2 modes existed, so its cases are unchanged.)
@@ -243,6 +259,9 @@ sub generate_case {
     elsif ($mode eq 'quality') {
         $flow{ignore_null_updates} = 1 if rand() < 0.3;
     }
+    elsif ($mode eq 'ctu') {
+        $flow{columns_to_update} = 'cols';
+    }
     elsif ($scd2) {
         # History tracking: one column, or a random non-empty proper subset
         # (scd2_mixed), named by a column list or an except list.
@@ -257,6 +276,10 @@ sub generate_case {
         elsif ($mode eq 'scd2' && rand() < 0.2) {
             $flow{ignore_null_updates} = 0;    # explicitly off
         }
+        elsif ($mode eq 'scd2_ctu' && rand() < 0.3) {
+            $flow{track_history_except_column_list} = [ pick(@vcols) ];
+        }
+        $flow{columns_to_update} = 'cols' if $mode eq 'scd2_ctu';
         # Partial updates.
         if ($mode eq 'scd2_partial' || $mode eq 'scd2_mixed') {
             my $r = int(rand($mode eq 'scd2_partial' ? 4 : 5));
@@ -274,10 +297,10 @@ sub generate_case {
     $case{partial}   = partial_columns(\@vcols, \%flow);
     $case{tracked}   = tracked_columns(\@vcols, \%flow) if $scd2;
     $case{truncates} = ($mode eq 'truncates' || $mode eq 'mixed') ? 1 : 0;
-    $case{truncates} = rand() < 0.5 ? 1 : 0 if $mode eq 'quality';
+    $case{truncates} = rand() < 0.5 ? 1 : 0 if $mode eq 'quality' || $mode eq 'ctu';
 
     # Source column order: sometimes shuffled, the engine must go by name.
-    my @src_cols = (@{ $case{key_cols} }, @vcols, 'op', 'seq');
+    my @src_cols = (@{ $case{key_cols} }, @vcols, 'op', 'seq', ($case{listed} ? ('cols') : ()));
     shuffle_in_place(\@src_cols) if rand() < 0.4;
     $case{src_cols} = \@src_cols;
 
@@ -297,7 +320,7 @@ sub generate_case {
     my $n_events = 20 + int(rand(61));    # 20..80 distinct events
     my $seq_lo   = rand() < 0.2 ? -int(rand(10)) : 1;
     my $seq_hi   = $seq_lo + int($n_events / $n_keys * 1.5) + 3;
-    my $p_null   = %{ $case{partial} } ? 0.35 : 0.1;
+    my $p_null   = %{ $case{partial} } || $case{listed} ? 0.35 : 0.1;
     my %slot_used;    # "key|seq" taken: at most one distinct event per (key, seq)
     my %upserts_of;   # SCD type 2: key string => values of its upserts so far
     my @rows;
@@ -365,6 +388,8 @@ sub generate_case {
             }
             push @$earlier, { map { $_ => $row{$_} } @vcols } if $scd2;
         }
+        # columns_to_update: the list, on deletes too (where it does not matter)
+        $row{cols} = random_column_list(\%case) if $case{listed};
         push @rows, \%row;
     }
 
@@ -423,7 +448,8 @@ sub expected_lines {
         for case_snapshots($case);
     my $result = fold({ key_cols   => $case->{key_cols},
                         value_cols => $case->{value_cols},
-                        partial    => $case->{partial} }, \@events);
+                        partial    => $case->{partial},
+                        listed     => $case->{listed} }, \@events);
     my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} });
     return [ sort map { my $r = $_; join '|', map { defined $r->{$_} ? $r->{$_} : '\N' } @cols }
              values %$result ];
@@ -436,7 +462,8 @@ sub expected_lines_scd2 {
     my $versions = fold_scd2({ key_cols   => $case->{key_cols},
                                value_cols => $case->{value_cols},
                                partial    => $case->{partial},
-                               tracked    => $case->{tracked} }, $events);
+                               tracked    => $case->{tracked},
+                               listed     => $case->{listed} }, $events);
     my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} }, '__start_at', '__end_at');
     return [ sort map { my $v = $_; join '|', map { defined $v->{$_} ? $v->{$_} : '\N' } @cols }
              @$versions ];
@@ -482,6 +509,7 @@ sub target_cols {
 sub sql_value {
     my ($col, $v) = @_;
     return 'NULL' unless defined $v;
+    return sql_array($v) if $TYPE{$col} eq 'text[]';
     return $TYPE{$col} eq 'int' ? $v : sql_literal($v);
 }
 
@@ -537,6 +565,7 @@ sub case_sql {
                   track_history_column_list track_history_except_column_list)) {
         push @args, "$o => " . sql_array($flow->{$o}) if $flow->{$o};
     }
+    push @args, "columns_to_update => '$flow->{columns_to_update}'" if $flow->{columns_to_update};
     if ($case->{quality}) {
         push @args, "on_bad_event => 'quarantine'",
                     "expect_or_drop => '{\"a_above\": \"a > -10\"}'",
