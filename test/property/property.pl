@@ -35,14 +35,19 @@
 #               a NULL sequence or a NULL key; the model folds the rows
 #               that pass (Model::quarantine_reason), and autocdc.quarantine
 #               must hold exactly the others, each once
+#   columns_to_update: ctu (SCD type 1, maybe truncates), scd2_ctu (SCD
+#               type 2, maybe an untracked column): each row carries a
+#               text[] list of the columns it sets (NULL: all; random
+#               subsets, empty too, now and then a key or a name twice);
+#               the model takes an unlisted column from the row before
 #   A snapshot seed has, besides its CDC events, 1-4 snapshots (random
 #   subsets of the keys, random values, NULLs too) with increasing
 #   versions, registered in the steps of the runs in version order; the
 #   snapshot flow's function hands them out one by one.  The model folds
 #   each snapshot as a truncate at its version plus an upsert at its version
 #   for each of its rows (Model::snapshot_events).
-# By default all thirteen are selected, and the default number of seeds is
-# 100 per selected mode (1300 for all thirteen): every mode gets 100 seeds.
+# By default all fifteen are selected, and the default number of seeds is
+# 100 per selected mode (1500 for all fifteen): every mode gets 100 seeds.
 # Fewer seeds give some mode fewer than 100; the last lines say so.
 # With --scd1-only (or --modes scd1) a seed gives exactly the case it gave
 # before SCD type 2 existed in this test; with --modes scd1,scd2 exactly the
@@ -66,7 +71,7 @@
 #
 # Options
 #   --seeds N        number of seeds (default 100 per selected mode, 1300
-#                    for all thirteen; 2000 with --soak)
+#                    for all fifteen; 2000 with --soak)
 #   --first-seed S   first seed (default 1)
 #   --soak           many seeds (default 2000), same code
 #   --batch B        seeds per psql invocation (default 25)
@@ -82,7 +87,7 @@
 #   --print-sql      print the psql script and the expected rows of the
 #                    seeds, without connecting to a database
 #   --modes LIST     comma-separated modes to cycle through; "scd1", "scd2",
-#                    "snap", "quality" and "all" stand for groups (default: all)
+#                    "snap", "quality", "ctu" and "all" stand for groups (default: all)
 #   --scd1-only      same as --modes scd1
 #
 # The last line is "property: N passed, M failed"; the exit code is non-zero
@@ -160,7 +165,7 @@ my @MODES;
 sub is_scd2_mode { return $_[0] =~ /^scd2/ ? 1 : 0 }
 
 # Seeds every mode needs at least, and the default number of seeds: that
-# many per selected mode (1100 for all eleven), 2000 with --soak.
+# many per selected mode (1500 for all fifteen), 2000 with --soak.
 my $SEEDS_PER_MODE = 100;
 my $n_seeds = $opt{seeds} // ($opt{soak} ? 2000 : $SEEDS_PER_MODE * @MODES);
 
@@ -1211,6 +1216,7 @@ sub describe_flow {
         push @d, 'tracked=[' . join(',', sort keys %{ $case->{tracked} }) . ']';
     }
     push @d, 'partial=[' . join(',', sort keys %{ $case->{partial} }) . ']';
+    push @d, 'columns_to_update=cols' if $case->{listed};
     push @d, 'apply_as_truncates=' . ($case->{truncates} ? "op='T'" : 'none');
     push @d, describe_snap_flow($case) if $case->{snap};
     return join ' ', @d;
