@@ -80,6 +80,12 @@ append_columns_to_update(StringInfo sql, FlowDef *flow)
 	StringInfoData known;
 	ListCell   *lc;
 
+	if (!flow->source_query && get_attnum(flow->source, flow->columns_to_update) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("source \"%s\" of flow \"%s\" has no column \"%s\" any more",
+						get_rel_name(flow->source), flow->name, flow->columns_to_update),
+				 errhint("Add the column back, or drop and re-create the flow.")));
 	foreach(lc, flow->columns)
 		appendStringInfo(sql, ", (%s IS NULL OR COALESCE(%s COLLATE pg_catalog.\"C\" "
 						 "OPERATOR(pg_catalog.=) ANY (%s), false)) AS __autocdc_set%d",

@@ -75,6 +75,11 @@ INSERT INTO ev VALUES (5, NULL, NULL, NULL, 'D', 10, '{nosuch}');
 SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('p1');
 TABLE t ORDER BY id;
 
+-- A full refresh folds the same rows again.
+CREATE TEMP TABLE t_before AS TABLE t;
+SELECT status FROM autocdc.run('p1', full_refresh => true);
+SELECT count(*) AS differing FROM ((TABLE t EXCEPT TABLE t_before) UNION ALL (TABLE t_before EXCEPT TABLE t)) d;
+
 -- Two events at one key and sequence that differ only in columns neither
 -- lists are one event; a different list is a different event.
 INSERT INTO ev VALUES (6, 1, 'same', 'x', 'U', 10, '{a,b}'), (6, 1, 'same', 'y', 'U', 10, '{a,b}');
@@ -95,6 +100,11 @@ INSERT INTO evq VALUES (1, 1, 'b', 10, '{a,b}'), (2, 2, 'b', 10, '{a,zz}'), (1, 
 SELECT rows_read, rows_upserted, status FROM autocdc.run('pq');
 TABLE tq ORDER BY id;
 SELECT reason, key, sequence, "row" FROM autocdc.quarantine WHERE flow = 'tq' ORDER BY id;
+-- what the dialect cannot say comes back as the call
+SELECT autocdc.flow_ddl('tq');
+-- the list column dropped from the source
+ALTER TABLE evq DROP COLUMN cols;
+SELECT status, error FROM autocdc.run('pq');
 
 -- Refusals.
 \set VERBOSITY default
