@@ -26,7 +26,8 @@ typedef struct Events
 	FlowDef    *flow;
 	MemoryContext cxt;			/* everything here; freed by acdc_events_end */
 	MemoryContext row_cxt;		/* reset after each row set aside */
-	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns */
+	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns,
+								 * with columns_to_update its booleans and name */
 	int			nkeys;			/* keys are attributes 0 .. nkeys - 1 */
 	int			seq_att;
 	int			kind_att;

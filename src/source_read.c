@@ -105,7 +105,8 @@ append_columns_to_update(StringInfo sql, FlowDef *flow)
 
 /*
  * Appends "SELECT <keys>, __autocdc_seq, __autocdc_kind, <columns> FROM
- * source WHERE <new rows>": one event per row read.  The kind is 't'
+ * source WHERE <new rows>" (with columns_to_update, the columns are followed
+ * by what append_columns_to_update adds): one event per row read.  The kind is 't'
  * (truncate), 'd' (delete) or 'u' (upsert); a NULL condition is false.
  */
 void
