@@ -23,7 +23,8 @@ REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              schema_changes expression_pinning security bookkeeping stamps \
              target_edits reinstall run_history run_results loading progress \
              expectations quarantine source_query \
-             dialect dialect_errors dialect_ddl dialect_query dialect_expect uninstall
+             dialect dialect_errors dialect_ddl dialect_query dialect_expect \
+             columns_to_update uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
@@ -64,7 +65,7 @@ uninstall-autocdc-doc:
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard src/*.h)
 
-PROPERTY_SEEDS ?= 2600
+PROPERTY_SEEDS ?= 3000
 
 .PHONY: deps demo test check-exports soak valgrind bench
 

@@ -731,3 +731,49 @@ AS 'MODULE_PATHNAME', 'autocdc_drop_expectation'
 LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION autocdc.drop_expectation(text, text)
     IS 'drop an expectation of a flow';
+
+-- issue 15: columns to update
+-- columns_to_update ends create_auto_cdc_flow's arguments: a new signature.
+DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text);
+CREATE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    source      regclass DEFAULT NULL,
+    keys        text[]   DEFAULT NULL,
+    sequence_by text     DEFAULT NULL,
+    name        text    DEFAULT NULL,
+    stored_as_scd_type int DEFAULT 1,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    source_query text DEFAULT NULL,
+    expect         jsonb DEFAULT NULL,
+    expect_or_drop jsonb DEFAULT NULL,
+    expect_or_fail jsonb DEFAULT NULL,
+    on_bad_event   text  DEFAULT 'fail',
+    columns_to_update text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text)
+    IS 'declare an AUTO CDC flow from a change table into an SCD target';
+-- the new argument, as the flows' options record every argument
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||) '{"columns_to_update": null}'::pg_catalog.jsonb
+  WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc';
+-- A flow's columns_to_update: the text[] column of its source listing, per
+-- event, the columns the event sets (NULL: none; every column is set).
+ALTER TABLE autocdc.flow ADD COLUMN columns_to_update text;
+-- an event listing a name the flow does not know is bad input
+ALTER TABLE autocdc.quarantine DROP CONSTRAINT quarantine_reason_check;
+ALTER TABLE autocdc.quarantine ADD CONSTRAINT quarantine_reason_check
+    CHECK (reason IN ('expectation', 'null_key', 'null_sequence', 'conflict',
+                      'conflict_applied', 'unknown_column'));

@@ -261,11 +261,12 @@ CREATE FUNCTION autocdc.create_auto_cdc_flow(
     expect         jsonb DEFAULT NULL,
     expect_or_drop jsonb DEFAULT NULL,
     expect_or_fail jsonb DEFAULT NULL,
-    on_bad_event   text  DEFAULT 'fail')
+    on_bad_event   text  DEFAULT 'fail',
+    columns_to_update text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text)
     IS 'declare an AUTO CDC flow from a change table into an SCD target';
 
 CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
@@ -667,3 +668,13 @@ AS 'MODULE_PATHNAME', 'autocdc_drop_expectation'
 LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION autocdc.drop_expectation(text, text)
     IS 'drop an expectation of a flow';
+
+-- issue 15: columns to update
+-- A flow's columns_to_update: the text[] column of its source listing, per
+-- event, the columns the event sets (NULL: none; every column is set).
+ALTER TABLE autocdc.flow ADD COLUMN columns_to_update text;
+-- an event listing a name the flow does not know is bad input
+ALTER TABLE autocdc.quarantine DROP CONSTRAINT quarantine_reason_check;
+ALTER TABLE autocdc.quarantine ADD CONSTRAINT quarantine_reason_check
+    CHECK (reason IN ('expectation', 'null_key', 'null_sequence', 'conflict',
+                      'conflict_applied', 'unknown_column'));

@@ -133,7 +133,7 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 				 "       t.sequence_type::pg_catalog.oid, t.track_columns, f.kind, "
 				 "       f.source_function, f.expression_objects, f.settings, "
 				 "       f.on_bad_event OPERATOR(pg_catalog.=) 'quarantine', "
-				 "       f.source_query, f.version_query "
+				 "       f.source_query, f.version_query, f.columns_to_update "
 				 "  FROM autocdc.flow f "
 				 "  JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target "
 				 " WHERE ($1 IS NULL OR f.pipeline OPERATOR(pg_catalog.=) $1) "
@@ -173,6 +173,7 @@ acdc_catalog_load_flows(const char *pipeline, List *flow_names)
 		f->quarantine_bad = acdc_spi_bool(i, 22);
 		f->source_query = acdc_spi_value(i, 23);
 		f->version_query = acdc_spi_value(i, 24);
+		f->columns_to_update = acdc_spi_value(i, 25);
 		result = lappend(result, f);
 	}
 	acdc_expect_load(result);

@@ -49,10 +49,12 @@ extern bool acdc_catalog_target_other_retention(Oid target, Datum retention,
 										   char **kept, char **given);
 extern List *acdc_catalog_flow_columns_of_target(Oid target);
 extern void acdc_catalog_flow_kinds_of_target(Oid target, int64 *snapshots,
-										 int64 *cdc, bool *cdc_partial);
+										 int64 *cdc, bool *cdc_partial,
+										 bool *cdc_listed);
 extern void acdc_catalog_insert_pipeline(const char *name, Oid owner);
 extern Oid	acdc_catalog_flow_owner(const char *name);
 extern Oid	acdc_catalog_lock_flow(const char *name);
+extern void acdc_catalog_set_columns_to_update(const char *flow, const char *column);
 extern void acdc_catalog_insert_flow(struct FlowSpec *spec,
 								const char *source_function,
 								List *expression_objects);

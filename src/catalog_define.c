@@ -255,11 +255,11 @@ acdc_catalog_flow_columns_of_target(Oid target)
 
 /*
  * How many snapshot and AUTO CDC flows feed the target, and whether one of
- * the latter ignores NULL updates.
+ * the latter ignores NULL updates, or has columns_to_update.
  */
 void
 acdc_catalog_flow_kinds_of_target(Oid target, int64 *snapshots, int64 *cdc,
-							 bool *cdc_partial)
+							 bool *cdc_partial, bool *cdc_listed)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(target)};
@@ -267,12 +267,14 @@ acdc_catalog_flow_kinds_of_target(Oid target, int64 *snapshots, int64 *cdc,
 	acdc_catalog_exec("SELECT pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'snapshot'), "
 				 "       pg_catalog.count(*) FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), "
 				 "       COALESCE(pg_catalog.bool_or(ignore_null_columns OPERATOR(pg_catalog.<>) '{}') "
-				 "                FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), false) "
+				 "                FILTER (WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc'), false), "
+				 "       COALESCE(pg_catalog.bool_or(columns_to_update IS NOT NULL), false) "
 				 "  FROM autocdc.flow WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	*snapshots = acdc_spi_int64(0, 1);
 	*cdc = acdc_spi_int64(0, 2);
 	*cdc_partial = acdc_spi_bool(0, 3);
+	*cdc_listed = acdc_spi_bool(0, 4);
 }
 
 void
@@ -368,6 +370,18 @@ acdc_catalog_insert_flow(FlowSpec *spec, const char *source_function,
 						  "  $14::pg_catalog.jsonb, $16, $17, $18, $19, $20)",
 						  GetUserId()),
 				 20, types, vals, nulls);
+}
+
+/* A new flow's columns_to_update column, after its row. */
+void
+acdc_catalog_set_columns_to_update(const char *flow, const char *column)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(flow), CStringGetTextDatum(column)};
+
+	acdc_catalog_exec("UPDATE autocdc.flow SET columns_to_update = $2 "
+					  " WHERE name OPERATOR(pg_catalog.=) $1",
+					  2, argtypes, values, NULL);
 }
 
 /*

@@ -33,6 +33,7 @@ typedef struct FlowSpec
 	List	   *keys;
 	List	   *columns;		/* non-key columns written */
 	List	   *ignore_null;	/* partial-update columns */
+	char	   *columns_to_update;	/* its text[] column of the events' columns, or NULL */
 	char	   *sequence_by;
 	char	   *deletes;
 	char	   *truncates;

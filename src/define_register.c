@@ -122,6 +122,17 @@ acdc_define_composite_field_types(Oid typid)
 }
 
 /*
+ * The columns this flow sets in only some of its upserts: with
+ * columns_to_update every one (an event sets those it lists), else its
+ * ignore-null columns.
+ */
+static List *
+partial_columns(FlowSpec *spec)
+{
+	return spec->columns_to_update != NULL ? spec->columns : spec->ignore_null;
+}
+
+/*
  * The columns whose setting sequence the state must keep once this flow
  * joins the target: its partial-update columns, and every column that some
  * flow into the target does not write (for that flow, an upsert leaves the
@@ -132,7 +143,7 @@ columns_needing_tracking(FlowSpec *spec)
 {
 	List	   *all = list_copy(spec->columns);
 	List	   *per_flow = list_make1(spec->columns);
-	List	   *result = list_copy(spec->ignore_null);
+	List	   *result = list_copy(partial_columns(spec));
 	ListCell   *lc,
 			   *lf;
 
@@ -322,7 +333,7 @@ register_target(FlowSpec *spec, Oid owner)
 		acdc_catalog_insert_target(spec->target, spec->scd_type, spec->keys,
 							  spec->seq_type, state, composite,
 							  spec->track_columns);
-		add_state_partial_columns(spec, state, NIL, spec->ignore_null);
+		add_state_partial_columns(spec, state, NIL, partial_columns(spec));
 		register_retention(spec);
 	}
 }
@@ -390,11 +401,12 @@ check_snapshot_mix(FlowSpec *spec, Oid target)
 {
 	int64		snapshots,
 				cdc;
-	bool		cdc_partial;
+	bool		cdc_partial,
+				cdc_listed;
 	bool		snapshot = spec->kind == FLOW_SNAPSHOT;
 	char	   *tname = get_rel_name(target);
 
-	acdc_catalog_flow_kinds_of_target(target, &snapshots, &cdc, &cdc_partial);
+	acdc_catalog_flow_kinds_of_target(target, &snapshots, &cdc, &cdc_partial, &cdc_listed);
 
 	if (snapshot && snapshots > 0)
 		ereport(ERROR,
@@ -414,6 +426,12 @@ check_snapshot_mix(FlowSpec *spec, Oid target)
 					 errmsg("AUTO CDC flows that share target \"%s\" with a snapshot flow cannot ignore NULL updates", tname),
 					 errdetail("A snapshot states every column of every key; a NULL in it is a value."),
 					 errhint("Create the AUTO CDC flow without the ignore_null_updates options.")));
+		if (snapshot ? cdc_listed : spec->columns_to_update != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("AUTO CDC flows that share target \"%s\" with a snapshot flow cannot have columns_to_update", tname),
+					 errdetail("A snapshot states every column of every key."),
+					 errhint("Create the AUTO CDC flow without columns_to_update, or give it a target of its own.")));
 	}
 }
 
@@ -431,6 +449,8 @@ insert_flow_row(FlowSpec *spec)
 												spec->seq_norm, spec->deletes_norm,
 												spec->truncates_norm, fn));
 	acdc_expect_define(spec);
+	if (spec->columns_to_update != NULL)
+		acdc_catalog_set_columns_to_update(spec->name, spec->columns_to_update);
 	acdc_catalog_insert_checkpoint(spec->name, spec->source, spec->incremental);
 }
 

@@ -302,7 +302,7 @@ static const char *const cdc_keys[] = {
 	"track_history_column_list", "track_history_except_column_list",
 	"ignore_null_updates", "ignore_null_updates_column_list",
 	"ignore_null_updates_except_column_list", "once", "expect", "expect_or_drop",
-	"expect_or_fail", "tombstone_retention", NULL
+	"expect_or_fail", "tombstone_retention", "columns_to_update", NULL
 };
 static const char *const snapshot_keys[] = {
 	"target", "source", "snapshot_query", "version_query", "keys", "stored_as_scd_type",
@@ -481,6 +481,8 @@ create_flow_text(const char *flow, const char *kind, List *opts)
 	if ((a = find_arg(opts, "sequence_by")) != NULL)
 		appendStringInfo(&buf, "\n  SEQUENCE BY %s", dialect_text(a->text));
 	append_column_clause(&buf, opts, "COLUMNS", "column_list", "except_column_list");
+	if ((a = find_arg(opts, "columns_to_update")) != NULL)
+		appendStringInfo(&buf, "\n  COLUMNS TO UPDATE %s", dialect_ident(a->text));
 	if ((a = find_arg(opts, "stored_as_scd_type")) != NULL)
 		appendStringInfo(&buf, "\n  STORED AS SCD TYPE %d", a->ival);
 	append_column_clause(&buf, opts, "TRACK HISTORY ON", "track_history_column_list",

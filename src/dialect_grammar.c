@@ -29,11 +29,11 @@ enum
 {
 	C_KEYS = 1 << 0, C_IGNORE = 1 << 1, C_DELETE = 1 << 2, C_TRUNCATE = 1 << 3,
 	C_SEQUENCE = 1 << 4, C_COLUMNS = 1 << 5, C_STORED = 1 << 6, C_TRACK = 1 << 7,
-	C_VERSION = 1 << 8, C_COMMENT = 1 << 9, C_PROPS = 1 << 10
+	C_VERSION = 1 << 8, C_COMMENT = 1 << 9, C_PROPS = 1 << 10, C_TO_UPDATE = 1 << 11
 };
 
 static const char *const cdc_clause_list =
-"KEYS, IGNORE NULL UPDATES, APPLY AS DELETE WHEN, APPLY AS TRUNCATE WHEN, SEQUENCE BY, COLUMNS, STORED AS, TRACK HISTORY ON";
+"KEYS, IGNORE NULL UPDATES, APPLY AS DELETE WHEN, APPLY AS TRUNCATE WHEN, SEQUENCE BY, COLUMNS, COLUMNS TO UPDATE, STORED AS, TRACK HISTORY ON";
 static const char *const snapshot_clauses = "WITH VERSION, KEYS, STORED AS, TRACK HISTORY ON";
 
 void
@@ -455,9 +455,14 @@ cdc_clauses(P *p, DlStmt *st)
 						 "SYSTEM SEQUENCE BY is not supported yet",
 						 "It orders the system time of bitemporal targets, which are a later release's.");
 		else if (word(p, "columns") && word_at(p, 1, "to"))
-			clause_error(p, ERRCODE_FEATURE_NOT_SUPPORTED,
-						 "COLUMNS TO UPDATE is not supported",
-						 "Use IGNORE NULL UPDATES ON (columns) for partial updates.");
+		{
+			p->i += 2;
+			expect(p, "update", NULL);
+			once_only(p, C_TO_UPDATE, "COLUMNS TO UPDATE");
+			if (p->s->toks[p->i].type != IDENT && p->s->toks[p->i].type != UIDENT && !p->s->toks[p->i].word)
+				dl_syntax_error(p->s, p->i, "COLUMNS TO UPDATE takes the name of the source's array column listing each change's columns.");
+			dl_add_arg(st, "columns_to_update", DL_TEXT, ident(p), NIL, 0);
+		}
 		else if (accept(p, "columns"))
 		{
 			once_only(p, C_COLUMNS, "COLUMNS");

@@ -38,6 +38,9 @@ typedef struct EventsReceiver
 	bool		allow_truncate;
 	char	   *null_key;		/* the first event with a NULL key: its key */
 	char	   *null_key_seq;	/* and sequence */
+	char	   *unknown;		/* the first name columns_to_update lists that is no column */
+	char	   *unknown_key;	/* and its event's key */
+	char	   *unknown_seq;	/* and sequence */
 	Expectation *failed;		/* the first fail expectation a row failed */
 	char	   *failed_row;		/* and that row */
 } EventsReceiver;
@@ -204,6 +207,12 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	ev->seq_att = ev->nkeys;
 	ev->kind_att = ev->nkeys + 1;
 	ev->first_col = ev->nkeys + 2;
+	ev->set_att = ev->unknown_att = -1;
+	if (ev->flow->columns_to_update)
+	{
+		ev->set_att = ev->first_col + list_length(ev->flow->columns);
+		ev->unknown_att = ev->set_att + list_length(ev->flow->columns);
+	}
 	ev->cmp = palloc0(sizeof(SortSupportData) * nsort);
 	/* the state keeps sequences of the catalog's type; expr_pin.c keeps the expression's */
 	if (TupleDescAttr(ev->desc, ev->seq_att)->atttypid != ev->flow->seq_type)
@@ -287,6 +296,21 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 				}
 				return true;
 			}
+	/* an upsert listing a name that is not a column of the flow (columns_to_update) */
+	if (kind == 'u' && ev->unknown_att >= 0 && !slot->tts_isnull[ev->unknown_att])
+	{
+		if (ev->flow->quarantine_bad)
+			quarantine_row(ev, "unknown_column", slot, ev->in_row_att, false, true, NULL);
+		else if (r->unknown == NULL)
+		{
+			old = MemoryContextSwitchTo(ev->cxt);
+			r->unknown = TextDatumGetCString(slot->tts_values[ev->unknown_att]);
+			r->unknown_key = key_text(ev, slot);
+			r->unknown_seq = seq_text(ev, slot);
+			MemoryContextSwitchTo(old);
+		}
+		return true;
+	}
 	/* then the expectations (expect.c): a dropped row is no event */
 	if (ev->in_xatt < slot->tts_tupleDescriptor->natts)
 	{
@@ -365,6 +389,11 @@ acdc_events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b)
 	for (int i = ev->first_col; i < ev->end_col; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(ev->desc, i);
+
+		/* a column neither sets is no part of them (columns_to_update) */
+		if (ev->set_att >= 0 && i < ev->set_att &&
+			!events_sets(ev, a, i - ev->first_col) && !events_sets(ev, b, i - ev->first_col))
+			continue;
 
 		if (a->tts_isnull[i] || b->tts_isnull[i])
 		{
@@ -665,6 +694,8 @@ acdc_events_read(FlowDef *f, ReadParams *p, const char *events_sql, bool allow_t
 	acdc_progress_add_events(ev->nread & (ACDC_PROGRESS_EVENTS_BATCH - 1));
 	if (recv.null_key)
 		acdc_validate_raise(f, "null_key", recv.null_key, recv.null_key_seq);
+	if (recv.unknown)
+		acdc_validate_raise_unknown_column(f, recv.unknown_key, recv.unknown_seq, recv.unknown);
 	if (recv.failed)
 		acdc_expect_raise(f, recv.failed, recv.failed_row);
 	INSTR_TIME_SET_CURRENT(t1);

@@ -26,12 +26,15 @@ typedef struct Events
 	FlowDef    *flow;
 	MemoryContext cxt;			/* everything here; freed by acdc_events_end */
 	MemoryContext row_cxt;		/* reset after each row set aside */
-	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns */
+	TupleDesc	desc;			/* keys, __autocdc_seq, __autocdc_kind, columns,
+								 * with columns_to_update its booleans and name */
 	int			nkeys;			/* keys are attributes 0 .. nkeys - 1 */
 	int			seq_att;
 	int			kind_att;
 	int			first_col;		/* the flow's columns from here on */
 	int			end_col;		/* ... up to here */
+	int			set_att;		/* columns_to_update: per column, whether the event sets it; or -1 */
+	int			unknown_att;	/* ... then the first unknown name it lists */
 	int			row_att;		/* the source row (jsonb), kept for the quarantine; or -1 */
 	int			in_row_att;		/* the read's source row, or -1 */
 	int			in_xatt;		/* the read's first expectation result */
@@ -87,6 +90,13 @@ events_seq_cmp(Events *ev, Datum a, Datum b)
 
 /* The event's kind: 'u' or 'd'. */
 extern char acdc_events_kind(Events *ev, TupleTableSlot *slot);
+
+/* Whether upsert slot sets the flow's column j (columns_to_update; else always). */
+static inline bool
+events_sets(Events *ev, TupleTableSlot *slot, int j)
+{
+	return ev->set_att < 0 || DatumGetBool(slot->tts_values[ev->set_att + j]);
+}
 
 /* Whether two events of one key and sequence are one event (kind and, for upserts, values). */
 extern bool acdc_events_same(Events *ev, TupleTableSlot *a, TupleTableSlot *b);

@@ -51,6 +51,7 @@ typedef struct FlowDef
 	List	   *keys;			/* key column names (target = source names) */
 	List	   *columns;		/* non-key target columns this flow writes */
 	List	   *ignore_null;	/* this flow's partial-update columns */
+	char	   *columns_to_update;	/* source column listing each event's columns, or NULL */
 	char	   *sequence_by;	/* normalized expression over the source row */
 	char	   *deletes;		/* normalized boolean expression or NULL */
 	char	   *truncates;		/* normalized boolean expression or NULL */

@@ -180,7 +180,8 @@ enum
 	ARG_DELETES, ARG_TRUNCATES, ARG_COLUMN_LIST, ARG_EXCEPT_COLUMN_LIST,
 	ARG_TRACK_LIST, ARG_TRACK_EXCEPT, ARG_IGNORE_NULL, ARG_IGNORE_NULL_LIST,
 	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE, ARG_RETENTION, ARG_START_FROM,
-	ARG_SOURCE_QUERY, ARG_EXPECT, ARG_EXPECT_OR_DROP, ARG_EXPECT_OR_FAIL, ARG_ON_BAD_EVENT
+	ARG_SOURCE_QUERY, ARG_EXPECT, ARG_EXPECT_OR_DROP, ARG_EXPECT_OR_FAIL, ARG_ON_BAD_EVENT,
+	ARG_COLUMNS_TO_UPDATE
 };
 
 static const char *const arg_names[] = {
@@ -190,7 +191,7 @@ static const char *const arg_names[] = {
 	"track_history_except_column_list", "ignore_null_updates",
 	"ignore_null_updates_column_list", "ignore_null_updates_except_column_list",
 	"once", "pipeline", "tombstone_retention", "start_from", "source_query",
-	"expect", "expect_or_drop", "expect_or_fail", "on_bad_event"
+	"expect", "expect_or_drop", "expect_or_fail", "on_bad_event", "columns_to_update"
 };
 
 /* The arguments as given, as a jsonb text kept in autocdc.flow.options. */
@@ -293,6 +294,7 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	spec.start_now = acdc_define_start_from_arg(fcinfo, ARG_START_FROM);
 	spec.expectations = acdc_expect_args(fcinfo, ARG_EXPECT);
 	spec.quarantine_bad = acdc_define_on_bad_event_arg(fcinfo, ARG_ON_BAD_EVENT);
+	spec.columns_to_update = acdc_define_text_arg(fcinfo, ARG_COLUMNS_TO_UPDATE);
 
 	column_list = acdc_define_list_arg(fcinfo, ARG_COLUMN_LIST);
 	except_list = acdc_define_list_arg(fcinfo, ARG_EXCEPT_COLUMN_LIST);
@@ -331,6 +333,14 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	acdc_define_refuse_both(column_list, except_list, "column_list", "except_column_list");
 	acdc_define_refuse_both(ignore_list, ignore_except, "ignore_null_updates_column_list",
 				"ignore_null_updates_except_column_list");
+	if (spec.columns_to_update != NULL &&
+		((!PG_ARGISNULL(ARG_IGNORE_NULL) && PG_GETARG_BOOL(ARG_IGNORE_NULL)) ||
+		 ignore_list != NIL || ignore_except != NIL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("columns_to_update and ignore_null_updates cannot be used together"),
+				 errdetail("With columns_to_update, each event lists the columns it sets, NULL values included."),
+				 errhint("Remove the ignore_null_updates options, or columns_to_update.")));
 
 	spec.options_json = acdc_define_options_json(fcinfo, lengthof(arg_names), arg_names);
 
@@ -495,6 +505,33 @@ acdc_define_load_columns(FlowSpec *spec, Oid relid, bool check_select)
 }
 
 /*
+ * columns_to_update: a text[] column of the source (or of the source
+ * query's result), not a key.
+ */
+static char *
+resolve_columns_to_update(FlowSpec *spec)
+{
+	char	   *col = resolve_column(spec, spec->columns_to_update, "columns_to_update");
+	SourceColumn *c = acdc_define_source_column(spec, col);
+
+	if (spec->scd_type != 1 && spec->scd_type != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("columns_to_update applies only to SCD type 1 and 2 flows")));
+	if (acdc_list_has_string(spec->keys, col))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("key column \"%s\" cannot be the columns_to_update column", col)));
+	if (c->typid != TEXTARRAYOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("columns_to_update column \"%s\" is of type %s, not text[]",
+						col, format_type_be(c->typid)),
+				 errhint("Cast it in a source_query: SELECT ..., col::text[] AS col FROM STREAM(source).")));
+	return col;
+}
+
+/*
  * Reads the source's columns and works out the key columns, the non-key
  * columns the flow writes and its partial-update (ignore-null) columns.
  */
@@ -530,12 +567,17 @@ acdc_define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list
 	}
 
 	spec->keys = keys;
+	if (spec->columns_to_update != NULL)
+		spec->columns_to_update = resolve_columns_to_update(spec);
 	spec->columns = NIL;
 	foreach(lc, spec->source_columns)
 	{
 		SourceColumn *c = lfirst(lc);
 
 		if (acdc_list_has_string(keys, c->name))
+			continue;
+		/* the list of an event's columns is no column of the target */
+		if (spec->columns_to_update != NULL && strcmp(c->name, spec->columns_to_update) == 0)
 			continue;
 		if (column_list != NIL ? !acdc_list_has_string(chosen, c->name)
 			: acdc_list_has_string(except, c->name))

@@ -43,7 +43,8 @@ typedef enum Setter
 {
 	SET_NEVER,					/* not among its columns */
 	SET_ALWAYS,					/* by every upsert */
-	SET_NOT_NULL				/* by upserts where it is not NULL (ignore_null) */
+	SET_NOT_NULL,				/* by upserts where it is not NULL (ignore_null) */
+	SET_LISTED					/* by upserts that list it (columns_to_update) */
 } Setter;
 
 /* Attributes of the rows the state statement returns (0-based). */
@@ -66,7 +67,7 @@ typedef struct Scd1Fold
 	int			nwritten;		/* written columns: plain, then tracked */
 	int		   *evatt;			/* per written column: its event attribute, or -1 */
 	Setter	   *setter;			/* per written column */
-	bool		has_not_null;	/* a column set by non-NULL values only */
+	bool		has_not_null;	/* a column set by some upserts only */
 	FmgrInfo   *eq;				/* per written column: its "=", fn_oid 0 if none */
 	Oid		   *coll;
 	Oid		   *types;
@@ -87,6 +88,7 @@ typedef struct Scd1Fold
 	bool	   *has_lps;		/* per written column: latest non-NULL setting */
 	Datum	   *lps;
 	Datum	   *lpv;
+	bool	   *lpn;
 	Datum	   *wvals;			/* the key's row after the fold */
 	bool	   *wnulls;
 	Datum	   *svals;			/* the key's state after the fold */
@@ -161,7 +163,8 @@ check_applied(Scd1Fold *F, TupleTableSlot *e, char kind, TupleTableSlot *st)
 	{
 		int			a = F->evatt[j];
 
-		if (a < 0 || (F->setter[j] == SET_NOT_NULL && e->tts_isnull[a]))
+		if (a < 0 || (F->setter[j] == SET_NOT_NULL && e->tts_isnull[a]) ||
+			(F->setter[j] == SET_LISTED && !events_sets(F->ev, e, F->evatt[j] - F->ev->first_col)))
 			continue;
 		if (!equals_target(F, j, e->tts_values[a], e->tts_isnull[a], t[j], tnull[j]))
 			return acdc_events_set_aside(F->ev, "conflict_target", e, 'u');
@@ -217,12 +220,16 @@ read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum 
 			{
 				int			a = F->evatt[j];
 
-				if (F->setter[j] != SET_NOT_NULL || e->tts_isnull[a])
+				if (F->setter[j] == SET_NOT_NULL ? e->tts_isnull[a] :
+					F->setter[j] != SET_LISTED || !events_sets(ev, e, a - ev->first_col))
 					continue;
+				/* in sequence order: the last that sets it wins */
 				F->has_lps[j] = true;
 				F->lps[j] = datumCopy(seq, F->seqbyval, F->seqlen);
-				F->lpv[j] = datumCopy(e->tts_values[a], TupleDescAttr(ev->desc, a)->attbyval,
-									  TupleDescAttr(ev->desc, a)->attlen);
+				F->lpn[j] = e->tts_isnull[a];
+				F->lpv[j] = F->lpn[j] ? (Datum) 0 :
+					datumCopy(e->tts_values[a], TupleDescAttr(ev->desc, a)->attbyval,
+							  TupleDescAttr(ev->desc, a)->attlen);
 			}
 		}
 		else
@@ -330,11 +337,12 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 			sv = F->winner->tts_values[F->evatt[j]];
 			svnull = F->winner->tts_isnull[F->evatt[j]];
 		}
-		else if (F->setter[j] == SET_NOT_NULL && F->has_lps[j])
+		else if (F->setter[j] != SET_ALWAYS && F->has_lps[j])
 		{
 			has_ss = true;
 			ss = F->lps[j];
 			sv = F->lpv[j];
+			svnull = F->lpn[j];
 		}
 		has_ps = later_seq(F, has_ss, ss, has_old, old, &ps);
 		if (has_ss && (!has_old || seq_cmp(F, ss, old) > 0))
@@ -483,8 +491,9 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 
 		F->evatt[j] = k < 0 ? -1 : ev->first_col + k;
 		F->setter[j] = k < 0 ? SET_NEVER :
+			f->columns_to_update ? SET_LISTED :
 			acdc_list_has_string(f->ignore_null, lfirst(lc)) ? SET_NOT_NULL : SET_ALWAYS;
-		if (F->setter[j] == SET_NOT_NULL)
+		if (F->setter[j] == SET_NOT_NULL || F->setter[j] == SET_LISTED)
 			F->has_not_null = true;
 		get_atttypetypmodcoll(f->target, att, &F->types[j], &typmod, &F->coll[j]);
 		get_typlenbyval(F->types[j], &F->typlen[j], &F->typbyval[j]);
@@ -495,6 +504,7 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 	F->has_lps = palloc0(sizeof(bool) * Max(nw, 1));
 	F->lps = palloc(sizeof(Datum) * Max(nw, 1));
 	F->lpv = palloc(sizeof(Datum) * Max(nw, 1));
+	F->lpn = palloc(sizeof(bool) * Max(nw, 1));
 	F->wvals = palloc(sizeof(Datum) * Max(nw, 1));
 	F->wnulls = palloc(sizeof(bool) * Max(nw, 1));
 	F->svals = palloc0(sizeof(Datum) * (SCD1_STATE_FIXED + F->ntracked));

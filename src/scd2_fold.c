@@ -66,11 +66,14 @@ normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 		e->vals[j] = (Datum) 0;
 		if (e->kind != 'u')
 			continue;
-		if (a >= 0)
+		/* a column the event does not list (columns_to_update) is inherited, as NULL */
+		if (a >= 0 && events_sets(F->ev, slot, a - F->ev->first_col))
 		{
 			e->vals[j] = slot->tts_values[a];
 			e->nulls[j] = slot->tts_isnull[a];
 		}
+		else
+			a = -1;
 		if (a < 0 || (bms_is_member(j, F->ignore_null) && e->nulls[j]))
 			e->inherit = bms_add_member(e->inherit, j);
 	}

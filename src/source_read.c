@@ -67,8 +67,46 @@ append_event_column(StringInfo sql, FlowDef *flow, const char *col)
 }
 
 /*
+ * With columns_to_update, after the columns: per column whether the event
+ * sets it (a NULL list sets every column; names match as stored, in "C"),
+ * then the first name of the list that is no key, written column or the
+ * list itself (NULL if none; NULL elements name nothing).
+ */
+static void
+append_columns_to_update(StringInfo sql, FlowDef *flow)
+{
+	char	   *arr = psprintf("%s.%s::pg_catalog.text[]", SRC_ALIAS,
+							   quote_identifier(flow->columns_to_update));
+	StringInfoData known;
+	ListCell   *lc;
+
+	if (!flow->source_query && get_attnum(flow->source, flow->columns_to_update) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("source \"%s\" of flow \"%s\" has no column \"%s\" any more",
+						get_rel_name(flow->source), flow->name, flow->columns_to_update),
+				 errhint("Add the column back, or drop and re-create the flow.")));
+	foreach(lc, flow->columns)
+		appendStringInfo(sql, ", (%s IS NULL OR COALESCE(%s COLLATE pg_catalog.\"C\" "
+						 "OPERATOR(pg_catalog.=) ANY (%s), false)) AS __autocdc_set%d",
+						 arr, quote_literal_cstr(lfirst(lc)), arr, foreach_current_index(lc));
+	initStringInfo(&known);
+	appendStringInfo(&known, "ARRAY[%s", quote_literal_cstr(flow->columns_to_update));
+	foreach(lc, list_concat_copy(flow->keys, flow->columns))
+		appendStringInfo(&known, ", %s", quote_literal_cstr(lfirst(lc)));
+	appendStringInfoString(&known, "]::pg_catalog.text[] COLLATE pg_catalog.\"C\"");
+	/* the containment test in C first: the subquery runs for bad rows only */
+	appendStringInfo(sql, ", CASE WHEN %s IS NULL OR %s OPERATOR(pg_catalog.<@) %s THEN NULL "
+					 "ELSE (SELECT u.u FROM pg_catalog.unnest(%s) AS u(u) "
+					 "WHERE u.u COLLATE pg_catalog.\"C\" OPERATOR(pg_catalog.<>) ALL (%s) LIMIT 1) "
+					 "END AS __autocdc_unknown",
+					 arr, arr, known.data, arr, known.data);
+}
+
+/*
  * Appends "SELECT <keys>, __autocdc_seq, __autocdc_kind, <columns> FROM
- * source WHERE <new rows>": one event per row read.  The kind is 't'
+ * source WHERE <new rows>" (with columns_to_update, the columns are followed
+ * by what append_columns_to_update adds): one event per row read.  The kind is 't'
  * (truncate), 'd' (delete) or 'u' (upsert); a NULL condition is false.
  */
 void
@@ -108,6 +146,8 @@ acdc_read_append_events(StringInfo sql, FlowDef *flow, ReadParams *p)
 		sql->len -= 2;			/* drop the trailing ", " */
 		sql->data[sql->len] = '\0';
 	}
+	if (flow->columns_to_update)
+		append_columns_to_update(sql, flow);
 	acdc_expect_append_columns(sql, flow);
 	acdc_read_append_from(sql, flow, p);
 }

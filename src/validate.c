@@ -55,6 +55,22 @@ acdc_validate_prefixed_keys(FlowDef *f, const char *a)
 	return buf.data;
 }
 
+/* An upsert whose columns_to_update lists a name the flow has no column of. */
+void
+acdc_validate_raise_unknown_column(FlowDef *f, const char *key, const char *seq, const char *name)
+{
+	StringInfoData keys;
+
+	initStringInfo(&keys);
+	acdc_append_column_list(&keys, f->keys, NULL);
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("flow \"%s\": event for key (%s)=(%s) at sequence %s lists unknown column \"%s\" in %s",
+					f->name, keys.data, key, seq, name, quote_identifier(f->columns_to_update)),
+			 errdetail("columns_to_update lists the columns an event sets, by their exact names: the keys and the columns the flow writes."),
+			 errhint("Fix the list in the source row; nothing of this flow was applied in this run.")));
+}
+
 /* The error for a bad event: problem, its key as text ("a, b") and sequence. */
 void
 acdc_validate_raise(FlowDef *f, const char *problem, const char *key, const char *seq)

@@ -23,6 +23,8 @@ extern char *acdc_validate_prefixed_keys(FlowDef *f, const char *a);
  * "conflict_target" (against the row an earlier run's upsert made); key is
  * the key's values as text ("1, a"), seq the sequence's.
  */
+extern void acdc_validate_raise_unknown_column(FlowDef *f, const char *key, const char *seq,
+											   const char *name) pg_attribute_noreturn();
 extern void acdc_validate_raise(FlowDef *f, const char *problem, const char *key,
 						   const char *seq) pg_attribute_noreturn();
 

@@ -38,6 +38,15 @@ package Model;
 #
 # Exact duplicate events collapse (they are removed before folding).
 #
+# columns_to_update ($config->{listed}) -- fold() and fold_scd2():
+#   An upsert carries the list of the columns it sets ($ev->{sets}; undef
+#   sets every column).  A value column it does not list is "not set by
+#   this event": it takes the value the row had just before the event in
+#   sequence order (NULL if there was no row, so after a delete too), as a
+#   partial column's NULL does; a listed column takes the event's value,
+#   NULL included.  Names in the list that are no value column (the keys)
+#   set nothing; a name listed twice is listed once.
+#
 # Data quality (a flow with on_bad_event => 'quarantine' and drop
 # expectations) -- quarantine_reason():
 #   Each source row read is set aside, checked in this order, for a NULL
@@ -69,12 +78,15 @@ package Model;
 #       partial    => { a => 1, ... },         # columns with ignore-null-updates
 #       tracked    => { a => 1, ... },         # SCD2 only: history-tracked
 #                                              # columns (default: all)
+#       listed     => 1 or 0,                  # columns_to_update: upserts
+#                                              # carry the columns they set
 #   }
 #   $event = {
 #       kind => 'upsert' | 'delete' | 'truncate',
 #       seq  => integer (never undef),
 #       key  => [ key values ]                 # ignored for truncates
 #       vals => { col => value or undef }      # only read for upserts
+#       sets => [ cols ] or undef              # upserts with $config->{listed}
 #   }
 #   Values are plain Perl scalars (strings / numbers); undef means SQL NULL.
 #   $snapshot_row = {
@@ -165,13 +177,26 @@ sub key_string {
     return _canon(@$key);
 }
 
+# Whether upsert $ev sets value column $col (columns_to_update), or undef
+# when the flow has no per-event lists.
+sub _lists {
+    my ($config, $ev, $col) = @_;
+    return undef unless $config->{listed};
+    return 1 unless defined $ev->{sets};
+    return scalar grep { $_ eq $col } @{ $ev->{sets} };
+}
+
 # A string identifying an event completely (used to collapse exact duplicates).
 sub _event_string {
     my ($config, $ev) = @_;
     my @parts = ($ev->{kind}, $ev->{seq});
     if ($ev->{kind} ne 'truncate') {
+        my @cols = @{ $config->{value_cols} };
         push @parts, _canon(@{ $ev->{key} });
-        push @parts, _canon(map { $ev->{vals}{$_} } @{ $config->{value_cols} });
+        push @parts, _canon(map { $ev->{vals}{$_} } @cols) unless $config->{listed};
+        # with lists: which columns it sets, and only their values
+        push @parts, _canon(map { _lists($config, $ev, $_) ? ('set', $ev->{vals}{$_}) : 'unset' } @cols)
+            if $config->{listed} && $ev->{kind} eq 'upsert';
     }
     return join "\x1e", map { defined $_ ? $_ : 'NULL' } @parts;
 }
@@ -252,7 +277,8 @@ sub fold {
             my %new;
             for my $col (@value_cols) {
                 my $v = $ev->{vals}{$col};
-                if (!defined $v && $partial{$col}) {
+                my $listed = _lists($config, $ev, $col);
+                if (defined $listed ? !$listed : !defined $v && $partial{$col}) {
                     $v = $row ? $row->{$col} : undef;    # keep the previous value
                 }
                 $new{$col} = $v;
@@ -306,7 +332,8 @@ sub fold_scd2 {
             my %r;
             for my $col (@value_cols) {
                 my $v = $ev->{vals}{$col};
-                if (!defined $v && $partial{$col}) {
+                my $listed = _lists($config, $ev, $col);
+                if (defined $listed ? !$listed : !defined $v && $partial{$col}) {
                     $v = $open ? $open->{$col} : undef;    # not set by this event
                 }
                 $r{$col} = $v;

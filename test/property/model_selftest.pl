@@ -410,6 +410,36 @@ check_dies('snapshot: CDC delete at exactly v for a key it holds', $acc,
 }
 
 # ---------------------------------------------------------------------------
+# columns_to_update: each upsert lists the columns it sets (undef: all).
+{
+    my $l = { key_cols => ['k'], value_cols => [qw(a b)], partial => {}, listed => 1 };
+    my $u = sub {
+        my ($seq, $sets, %vals) = @_;
+        return { kind => 'upsert', seq => $seq, key => [1], vals => \%vals, sets => $sets };
+    };
+    my $d = sub { return { kind => 'delete', seq => $_[0], key => [1], vals => {} } };
+    my @e = ($u->(1, undef, a => 1, b => 1), $u->(2, ['a'], a => undef, b => 9));
+    check('listed: U1(all) U2([a], a=NULL) writes the NULL, keeps b', $l, \@e, 'k=1,a=NULL,b=1');
+    check('listed: in reverse arrival the same', $l, [ reverse @e ], 'k=1,a=NULL,b=1');
+    check('listed: an empty list keeps the key live with its values', $l,
+          [ @e, $u->(3, [], a => 7, b => 7) ], 'k=1,a=NULL,b=1');
+    check('listed: a first event with an empty list gives NULLs', $l,
+          [ $u->(1, [], a => 7, b => 7) ], 'k=1,a=NULL,b=NULL');
+    check('listed: a late event supplies a column later ones did not list', $l,
+          [ $u->(3, ['a'], a => 3), $u->(2, ['b', 'k'], a => 8, b => 2) ], 'k=1,a=3,b=2');
+    check('listed: after a delete an unlisted column is NULL', $l,
+          [ @e, $d->(3), $u->(4, ['b'], a => 5, b => 4) ], 'k=1,a=NULL,b=4');
+    check('listed: events differing in unlisted values only are one', $l,
+          [ $u->(1, ['a'], a => 1, b => 1), $u->(1, ['a'], a => 1, b => 2) ], 'k=1,a=1,b=NULL');
+    check_scd2('listed: an unlisted column inherits; no change is absorbed', $l,
+          [ @e, $u->(3, ['b'], b => 1), $u->(4, ['b'], b => 5) ],
+          'k=1,a=1,b=1,[1,2)', 'k=1,a=NULL,b=1,[2,4)', 'k=1,a=NULL,b=5,[4,NULL)');
+    check_scd2('listed: a late event runs on into versions that do not list it', $l,
+          [ $u->(1, undef, a => 1, b => 1), $u->(3, ['a'], a => 2), $u->(2, ['b'], b => 7) ],
+          'k=1,a=1,b=1,[1,2)', 'k=1,a=1,b=7,[2,3)', 'k=1,a=2,b=7,[3,NULL)');
+}
+
+# ---------------------------------------------------------------------------
 # Data quality: why a row is set aside (NULL sequence first, then a NULL key
 # of an upsert or delete, then a failed drop expectation; NULL passes).
 {

@@ -35,14 +35,19 @@
 #               a NULL sequence or a NULL key; the model folds the rows
 #               that pass (Model::quarantine_reason), and autocdc.quarantine
 #               must hold exactly the others, each once
+#   columns_to_update: ctu (SCD type 1, maybe truncates), scd2_ctu (SCD
+#               type 2, maybe an untracked column): each row carries a
+#               text[] list of the columns it sets (NULL: all; random
+#               subsets, empty too, now and then a key or a name twice);
+#               the model takes an unlisted column from the row before
 #   A snapshot seed has, besides its CDC events, 1-4 snapshots (random
 #   subsets of the keys, random values, NULLs too) with increasing
 #   versions, registered in the steps of the runs in version order; the
 #   snapshot flow's function hands them out one by one.  The model folds
 #   each snapshot as a truncate at its version plus an upsert at its version
 #   for each of its rows (Model::snapshot_events).
-# By default all thirteen are selected, and the default number of seeds is
-# 100 per selected mode (1300 for all thirteen): every mode gets 100 seeds.
+# By default all fifteen are selected, and the default number of seeds is
+# 100 per selected mode (1500 for all fifteen): every mode gets 100 seeds.
 # Fewer seeds give some mode fewer than 100; the last lines say so.
 # With --scd1-only (or --modes scd1) a seed gives exactly the case it gave
 # before SCD type 2 existed in this test; with --modes scd1,scd2 exactly the
@@ -66,7 +71,7 @@
 #
 # Options
 #   --seeds N        number of seeds (default 100 per selected mode, 1300
-#                    for all thirteen; 2000 with --soak)
+#                    for all fifteen; 2000 with --soak)
 #   --first-seed S   first seed (default 1)
 #   --soak           many seeds (default 2000), same code
 #   --batch B        seeds per psql invocation (default 25)
@@ -82,7 +87,7 @@
 #   --print-sql      print the psql script and the expected rows of the
 #                    seeds, without connecting to a database
 #   --modes LIST     comma-separated modes to cycle through; "scd1", "scd2",
-#                    "snap", "quality" and "all" stand for groups (default: all)
+#                    "snap", "quality", "ctu" and "all" stand for groups (default: all)
 #   --scd1-only      same as --modes scd1
 #
 # The last line is "property: N passed, M failed"; the exit code is non-zero
@@ -136,36 +141,38 @@ my @SCD1_MODES = qw(plain partial column_list truncates mixed);
 my @SCD2_MODES = qw(scd2 scd2_track scd2_partial scd2_mixed);
 my @SNAP_MODES = qw(snap_cdc snap_cdc_mixed);
 my @QUALITY_MODES = qw(quality scd2_quality);
+my @CTU_MODES = qw(ctu scd2_ctu);
 my @MODES;
 {
     my %group = (scd1 => \@SCD1_MODES, scd2 => \@SCD2_MODES, snap => \@SNAP_MODES,
-                 quality => \@QUALITY_MODES,
-                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES ]);
-    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES;
+                 quality => \@QUALITY_MODES, ctu => \@CTU_MODES,
+                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES ]);
+    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES;
     my $spec  = $opt{'scd1-only'} ? 'scd1' : $opt{modes} // 'all';
     my %chosen;
     for my $m (split /\s*,\s*/, $spec) {
         next if $m eq '';
         my @ms = $group{$m} ? @{ $group{$m} } : $known{$m} ? ($m) : ();
-        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES @QUALITY_MODES;"
-          . " groups: scd1 scd2 snap quality all)\n"
+        die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES @QUALITY_MODES"
+          . " @CTU_MODES; groups: scd1 scd2 snap quality ctu all)\n"
             unless @ms;
         $chosen{$_} = 1 for @ms;
     }
-    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES;    # fixed order
+    @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES,
+                                  @CTU_MODES;    # fixed order
     die "--modes: no mode selected\n" unless @MODES;
 }
 sub is_scd2_mode { return $_[0] =~ /^scd2/ ? 1 : 0 }
 
 # Seeds every mode needs at least, and the default number of seeds: that
-# many per selected mode (1100 for all eleven), 2000 with --soak.
+# many per selected mode (1500 for all fifteen), 2000 with --soak.
 my $SEEDS_PER_MODE = 100;
 my $n_seeds = $opt{seeds} // ($opt{soak} ? 2000 : $SEEDS_PER_MODE * @MODES);
 
 # Column types.  Key columns: k int, or (k1 int, k2 text).  Value columns:
 # a int, b text, c int (c only in some seeds).  op and seq are excepted.
 my %TYPE = (k => 'int', k1 => 'int', k2 => 'text', a => 'int', b => 'text',
-            c => 'int', op => 'text', seq => 'int');
+            c => 'int', op => 'text', seq => 'int', cols => 'text[]');
 
 # Text values; '' is there to tell an empty string from NULL, the quote and
 # the space to check quoting.
@@ -199,7 +206,21 @@ sub row_to_event {
         seq  => $row->{seq},
         key  => [ map { $row->{$_} } @{ $case->{key_cols} } ],
         vals => { map { $_ => $row->{$_} } @{ $case->{value_cols} } },
+        ($case->{listed} ? (sets => $row->{cols}) : ()),
     };
+}
+
+# columns_to_update: the list of an upsert, or undef (every column): a
+# random subset of the value columns in random order, now and then with a
+# key column (ignored) or a name twice.
+sub random_column_list {
+    my ($case) = @_;
+    return undef if rand() < 0.2;
+    my @list = grep { rand() < 0.5 } @{ $case->{value_cols} };
+    push @list, pick(@{ $case->{key_cols} }) if rand() < 0.15;
+    push @list, $list[0] if @list && rand() < 0.1;
+    shuffle_in_place(\@list);
+    return \@list;
 }
 
 # Build the whole case for one seed.  Everything random comes from
@@ -211,7 +232,7 @@ sub generate_case {
     return generate_snap_case($seed, $mode) if is_snap_mode($mode);
     my $scd2 = is_scd2_mode($mode);
     my %case = (seed => $seed, mode => $mode, scd => $scd2 ? 2 : 1,
-                quality => $mode =~ /quality$/ ? 1 : 0);
+                quality => $mode =~ /quality$/ ? 1 : 0, listed => $mode =~ /ctu$/ ? 1 : 0);
 
     # Columns.  (Every rand() call of an SCD type 1 mode happens as it did
     # before SCD type 2 modes existed, so its cases are unchanged.)
@@ -243,6 +264,9 @@ sub generate_case {
     elsif ($mode eq 'quality') {
         $flow{ignore_null_updates} = 1 if rand() < 0.3;
     }
+    elsif ($mode eq 'ctu') {
+        $flow{columns_to_update} = 'cols';
+    }
     elsif ($scd2) {
         # History tracking: one column, or a random non-empty proper subset
         # (scd2_mixed), named by a column list or an except list.
@@ -257,6 +281,10 @@ sub generate_case {
         elsif ($mode eq 'scd2' && rand() < 0.2) {
             $flow{ignore_null_updates} = 0;    # explicitly off
         }
+        elsif ($mode eq 'scd2_ctu' && rand() < 0.3) {
+            $flow{track_history_except_column_list} = [ pick(@vcols) ];
+        }
+        $flow{columns_to_update} = 'cols' if $mode eq 'scd2_ctu';
         # Partial updates.
         if ($mode eq 'scd2_partial' || $mode eq 'scd2_mixed') {
             my $r = int(rand($mode eq 'scd2_partial' ? 4 : 5));
@@ -274,10 +302,10 @@ sub generate_case {
     $case{partial}   = partial_columns(\@vcols, \%flow);
     $case{tracked}   = tracked_columns(\@vcols, \%flow) if $scd2;
     $case{truncates} = ($mode eq 'truncates' || $mode eq 'mixed') ? 1 : 0;
-    $case{truncates} = rand() < 0.5 ? 1 : 0 if $mode eq 'quality';
+    $case{truncates} = rand() < 0.5 ? 1 : 0 if $mode eq 'quality' || $mode eq 'ctu';
 
     # Source column order: sometimes shuffled, the engine must go by name.
-    my @src_cols = (@{ $case{key_cols} }, @vcols, 'op', 'seq');
+    my @src_cols = (@{ $case{key_cols} }, @vcols, 'op', 'seq', ($case{listed} ? ('cols') : ()));
     shuffle_in_place(\@src_cols) if rand() < 0.4;
     $case{src_cols} = \@src_cols;
 
@@ -297,7 +325,7 @@ sub generate_case {
     my $n_events = 20 + int(rand(61));    # 20..80 distinct events
     my $seq_lo   = rand() < 0.2 ? -int(rand(10)) : 1;
     my $seq_hi   = $seq_lo + int($n_events / $n_keys * 1.5) + 3;
-    my $p_null   = %{ $case{partial} } ? 0.35 : 0.1;
+    my $p_null   = %{ $case{partial} } || $case{listed} ? 0.35 : 0.1;
     my %slot_used;    # "key|seq" taken: at most one distinct event per (key, seq)
     my %upserts_of;   # SCD type 2: key string => values of its upserts so far
     my @rows;
@@ -365,6 +393,8 @@ sub generate_case {
             }
             push @$earlier, { map { $_ => $row{$_} } @vcols } if $scd2;
         }
+        # columns_to_update: the list, on deletes too (where it does not matter)
+        $row{cols} = random_column_list(\%case) if $case{listed};
         push @rows, \%row;
     }
 
@@ -423,7 +453,8 @@ sub expected_lines {
         for case_snapshots($case);
     my $result = fold({ key_cols   => $case->{key_cols},
                         value_cols => $case->{value_cols},
-                        partial    => $case->{partial} }, \@events);
+                        partial    => $case->{partial},
+                        listed     => $case->{listed} }, \@events);
     my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} });
     return [ sort map { my $r = $_; join '|', map { defined $r->{$_} ? $r->{$_} : '\N' } @cols }
              values %$result ];
@@ -436,7 +467,8 @@ sub expected_lines_scd2 {
     my $versions = fold_scd2({ key_cols   => $case->{key_cols},
                                value_cols => $case->{value_cols},
                                partial    => $case->{partial},
-                               tracked    => $case->{tracked} }, $events);
+                               tracked    => $case->{tracked},
+                               listed     => $case->{listed} }, $events);
     my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} }, '__start_at', '__end_at');
     return [ sort map { my $v = $_; join '|', map { defined $v->{$_} ? $v->{$_} : '\N' } @cols }
              @$versions ];
@@ -482,6 +514,7 @@ sub target_cols {
 sub sql_value {
     my ($col, $v) = @_;
     return 'NULL' unless defined $v;
+    return sql_array($v) if $TYPE{$col} eq 'text[]';
     return $TYPE{$col} eq 'int' ? $v : sql_literal($v);
 }
 
@@ -537,6 +570,7 @@ sub case_sql {
                   track_history_column_list track_history_except_column_list)) {
         push @args, "$o => " . sql_array($flow->{$o}) if $flow->{$o};
     }
+    push @args, "columns_to_update => '$flow->{columns_to_update}'" if $flow->{columns_to_update};
     if ($case->{quality}) {
         push @args, "on_bad_event => 'quarantine'",
                     "expect_or_drop => '{\"a_above\": \"a > -10\"}'",
@@ -1182,6 +1216,7 @@ sub describe_flow {
         push @d, 'tracked=[' . join(',', sort keys %{ $case->{tracked} }) . ']';
     }
     push @d, 'partial=[' . join(',', sort keys %{ $case->{partial} }) . ']';
+    push @d, 'columns_to_update=cols' if $case->{listed};
     push @d, 'apply_as_truncates=' . ($case->{truncates} ? "op='T'" : 'none');
     push @d, describe_snap_flow($case) if $case->{snap};
     return join ' ', @d;
