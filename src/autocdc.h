@@ -114,6 +114,7 @@ extern char *acdc_rel_qualified_name(Oid relid);
 extern char *acdc_type_qualified_name(Oid typid);
 extern void acdc_append_column_list(StringInfo buf, List *names, const char *prefix);
 extern bool acdc_list_has_string(List *names, const char *name);
+extern bool acdc_same_string_lists(List *a, List *b);
 extern List *acdc_event_store_value_columns(Oid events, List *keys);
 extern List *acdc_partition_key_columns(Oid relid, bool *expr);
 extern int	acdc_list_index_of_string(List *names, const char *name);

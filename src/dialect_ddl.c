@@ -491,20 +491,6 @@ create_flow_text(const char *flow, const char *kind, List *opts)
 	return buf.data;
 }
 
-static bool
-same_lists(List *a, List *b)
-{
-	ListCell   *la,
-			   *lb;
-
-	if (list_length(a) != list_length(b))
-		return false;
-	forboth(la, a, lb, b)
-		if (strcmp(lfirst(la), lfirst(lb)) != 0)
-		return false;
-	return true;
-}
-
 static char *
 jsonb_normal(const char *text)
 {
@@ -530,7 +516,7 @@ same_arg(DlArg *a, DlArg *o)
 		case DL_REGCLASS:
 			return o->type == DL_TEXT && strcmp(a->text, o->text) == 0;
 		case DL_TEXTS:
-			return o->type == DL_TEXTS && same_lists(a->list, o->list);
+			return o->type == DL_TEXTS && acdc_same_string_lists(a->list, o->list);
 		case DL_INT:
 		case DL_BOOL:
 			return o->type == a->type && a->ival == o->ival;

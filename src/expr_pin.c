@@ -353,20 +353,6 @@ acdc_query_objects(Query *query, const char *what)
 	return cxt.objects;
 }
 
-bool
-acdc_same_object_lists(List *a, List *b)
-{
-	ListCell   *la,
-			   *lb;
-
-	if (list_length(a) != list_length(b))
-		return false;
-	forboth(la, a, lb, b)
-		if (strcmp(lfirst(la), lfirst(lb)) != 0)
-		return false;
-	return true;
-}
-
 typedef struct PinErrorArg
 {
 	const char *what;

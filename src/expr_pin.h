@@ -21,7 +21,6 @@ typedef struct FlowQueries
 
 extern List *acdc_node_objects(Node *node, const char *what);
 extern List *acdc_query_objects(Query *query, const char *what);
-extern bool acdc_same_object_lists(List *a, List *b);
 extern List *acdc_expression_objects(Oid owner, const FlowQueries *queries,
 									 Oid source, const char *sequence_by,
 									 const char *deletes,

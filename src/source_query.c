@@ -583,7 +583,7 @@ check_kept_query(Query *given, Oid stream, const char *norm, Oid version_type,
 	autocdc_become(&sw, GetUserId(), true);
 	b = acdc_sq_objects(stream, norm, version_type, what);
 	autocdc_unbecome(&sw);
-	if (!acdc_same_object_lists(a, b))
+	if (!acdc_same_string_lists(a, b))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s cannot be kept in a form that resolves to the same objects", what),

@@ -543,6 +543,21 @@ acdc_list_has_string(List *names, const char *name)
 	return false;
 }
 
+/* Two lists of strings, equal element by element. */
+bool
+acdc_same_string_lists(List *a, List *b)
+{
+	ListCell   *la,
+			   *lb;
+
+	if (list_length(a) != list_length(b))
+		return false;
+	forboth(la, a, lb, b)
+		if (strcmp(lfirst(la), lfirst(lb)) != 0)
+		return false;
+	return true;
+}
+
 static void
 append_operator(StringInfo buf, Oid opoid)
 {
