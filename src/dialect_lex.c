@@ -17,6 +17,7 @@
 #include "catalog/namespace.h"
 #include "common/keywords.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/gramparse.h"
 #include "parser/scanner.h"
@@ -439,6 +440,7 @@ render_type(DlScript *s, int i, int to, StringInfo out, int *pending)
 {
 	const char *w;
 
+	check_stack_depth();		/* ARRAY<ARRAY<... nests without bound */
 	if (i >= to)
 		return i;
 	if (!s->toks[i].word)
