@@ -151,7 +151,7 @@ SELECT flow, rows_read, rows_dropped, status FROM autocdc.run('qb');
 SELECT rows_dropped, rows_quarantined FROM autocdc.event_log WHERE flow = 'qre';
 SELECT flow, "row" FROM autocdc.quarantine;
 RESET ROLE;
-SELECT flow_owner, "row" FROM autocdc.quarantine WHERE flow = 'qre' ORDER BY flow_owner::text;
+SELECT flow_owner, "row" FROM autocdc.quarantine WHERE flow = 'qre' ORDER BY flow_owner::text, "row"->>'seq';
 SET ROLE acdc_qb;
 -- An append flow appends identical rows each: each one dropped is set
 -- aside (a view read again still adds none).
