@@ -82,13 +82,15 @@ acdc_quarantine_add(FlowDef *f, const char *reason, Datum expectations, Datum ro
 	Datum		values[5];
 	bool		nulls[5] = {false, expectations == (Datum) 0, false, seq == NULL,
 	conflicts_with == NULL};
-	MemoryContext old = MemoryContextSwitchTo(q->cxt);
+	MemoryContext old;
 
+	/* in the caller's context, which goes per row: the store copies them */
 	values[0] = CStringGetTextDatum(reason);
 	values[1] = expectations;
 	values[2] = row;
 	values[3] = seq ? CStringGetTextDatum(seq) : (Datum) 0;
 	values[4] = conflicts_with ? CStringGetTextDatum(conflicts_with) : (Datum) 0;
+	old = MemoryContextSwitchTo(q->cxt);
 	acdc_batch_relation_put(&q->rows, values, nulls);
 	MemoryContextSwitchTo(old);
 }
