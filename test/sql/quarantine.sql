@@ -167,9 +167,37 @@ SELECT flow, rows_read, rows_dropped, status FROM autocdc.run('qbv', full_refres
 SELECT rows_dropped, rows_quarantined FROM autocdc.event_log WHERE flow = 'qrev' ORDER BY id;
 RESET ROLE;
 
+-- A flow in a pipeline of a group role: its quarantined rows are its
+-- source's, which the group's other members may not read; they neither
+-- see nor delete them (the pipeline's event log rows they do see).
+CREATE ROLE acdc_qgrp;
+CREATE ROLE acdc_qm1 IN ROLE acdc_qgrp;
+CREATE ROLE acdc_qm2 IN ROLE acdc_qgrp;
+CREATE SCHEMA qg AUTHORIZATION acdc_qgrp;
+CREATE SCHEMA qm1 AUTHORIZATION acdc_qm1;
+SET ROLE acdc_qgrp;
+CREATE TABLE qg.src (id int, v int, seq int);
+SELECT autocdc.create_auto_cdc_flow(name => 'qg_f', target => 'qg.t', source => 'qg.src',
+  keys => ARRAY['id'], sequence_by => 'seq', pipeline => 'qg');
+SET ROLE acdc_qm1;
+CREATE TABLE qm1.secret (id int, v int, seq int, note text);
+INSERT INTO qm1.secret VALUES (1, -1, 1, 'private');
+SELECT autocdc.create_auto_cdc_flow(name => 'qm1_f', target => 'qm1.t', source => 'qm1.secret',
+  keys => ARRAY['id'], sequence_by => 'seq', pipeline => 'qg', expect_or_drop => '{"pos": "v > 0"}');
+SELECT flow, rows_dropped, status FROM autocdc.run('qg') ORDER BY flow;
+SELECT flow, "row" FROM autocdc.quarantine WHERE flow = 'qm1_f';
+SET ROLE acdc_qm2;
+SELECT flow, rows_dropped FROM autocdc.event_log WHERE pipeline = 'qg' ORDER BY flow;
+SELECT flow, "row" FROM autocdc.quarantine WHERE flow = 'qm1_f';
+DELETE FROM autocdc.quarantine WHERE flow = 'qm1_f';
+RESET ROLE;
+SELECT flow, "row" FROM autocdc.quarantine WHERE flow = 'qm1_f';
+
 SET client_min_messages = warning;
 DROP SCHEMA qu CASCADE;
 DROP SCHEMA qa CASCADE;
 DROP SCHEMA qb CASCADE;
+DROP SCHEMA qg CASCADE;
+DROP SCHEMA qm1 CASCADE;
 RESET client_min_messages;
-DROP ROLE acdc_qa, acdc_qb;
+DROP ROLE acdc_qa, acdc_qb, acdc_qm1, acdc_qm2, acdc_qgrp;
