@@ -629,14 +629,14 @@ ALTER TABLE autocdc.expectation ENABLE ROW LEVEL SECURITY;
 ALTER TABLE autocdc.quarantine ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_expectations ON autocdc.expectation FOR SELECT
     USING (EXISTS (SELECT 1 FROM autocdc.flow f WHERE f.name OPERATOR(pg_catalog.=) flow));
+-- A quarantined row is a row of the flow's source: only the flow's owner
+-- sees it (not every member of the owner of a pipeline the flow is in).
 CREATE POLICY own_quarantine ON autocdc.quarantine FOR SELECT
-    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE')
-           OR pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE'));
 -- A role deletes its own quarantined rows once it has replayed them.
 GRANT DELETE ON autocdc.quarantine TO PUBLIC;
 CREATE POLICY own_quarantine_replayed ON autocdc.quarantine FOR DELETE
-    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE')
-           OR pg_catalog.pg_has_role(pipeline_owner::pg_catalog.oid, 'USAGE'));
+    USING (pg_catalog.pg_has_role(flow_owner::pg_catalog.oid, 'USAGE'));
 -- Each run's data-quality counts.
 ALTER TABLE autocdc.event_log ADD COLUMN rows_quarantined bigint NOT NULL DEFAULT 0;
 ALTER TABLE autocdc.event_log ADD COLUMN expectations jsonb;

@@ -32,6 +32,8 @@ typedef struct Decl
 	List	   *expects;		/* DlExpect */
 	char	   *comment;		/* COMMENT, for when a flow creates it */
 	char	   *retention;		/* tombstone retention, as an interval */
+	int			tok;			/* where the declaring statement begins */
+	bool		used;			/* a flow of the script took its expectations */
 } Decl;
 
 typedef struct Exec
@@ -274,6 +276,9 @@ create_flow(Exec *ex, DlStmt *st)
 	List	   *args = dl_flow_call_args(ex->s, st, d ? d->expects : NIL,
 										 d ? d->retention : NULL);
 
+	if (d)
+		d->used = true;
+
 	if (st->kind == DL_CREATE_FLOW && st->comment)
 		ereport(NOTICE,
 				(errmsg("the comment of flow \"%s\" is not kept", st->flow_name)));
@@ -304,6 +309,8 @@ create_table(Exec *ex, DlStmt *st)
 				 errmsg("relation \"%s\" already exists", dl_name_last(st->table)),
 				 errhint("CREATE OR REFRESH STREAMING TABLE keeps an existing table.")));
 	d->expects = st->expects;
+	d->tok = st->tok;
+	d->used = false;
 	d->comment = st->comment;
 	d->retention = dl_table_retention(st);
 	if (!OidIsValid(relid) && st->has_columns)
@@ -415,6 +422,31 @@ run_statement(Exec *ex, DlStmt *st)
 }
 
 /*
+ * Expectations declared on a streaming table go to the flows the script
+ * makes into it: declared for none, they would be silently not enforced.
+ */
+static void
+refuse_unused_expectations(Exec *ex)
+{
+	ListCell   *lc;
+
+	foreach(lc, ex->decls)
+	{
+		Decl	   *d = lfirst(lc);
+
+		if (d->expects == NIL || d->used)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the expectations of streaming table \"%s\" apply to no flow", d->relname),
+				 errdetail("CONSTRAINT ... EXPECT applies to the flows the same script makes into the table."),
+				 errhint("Make the table's flows in the same script, or add the expectations to existing flows with autocdc.add_expectation()."),
+				 internalerrquery(ex->s->orig),
+				 internalerrposition(dl_orig_cursor(ex->s, ex->s->toks[d->tok].start))));
+	}
+}
+
+/*
  * Runs a statement; an error that does not point into the script yet is
  * given the statement's position (and loses the context lines of the
  * internal call, which are not what the user wrote).
@@ -483,6 +515,7 @@ autocdc_execute(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 	}
+	refuse_unused_expectations(&ex);
 	SPI_finish();
 	return (Datum) 0;
 }

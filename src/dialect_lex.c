@@ -17,6 +17,7 @@
 #include "catalog/namespace.h"
 #include "common/keywords.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/gramparse.h"
 #include "parser/scanner.h"
@@ -439,6 +440,7 @@ render_type(DlScript *s, int i, int to, StringInfo out, int *pending)
 {
 	const char *w;
 
+	check_stack_depth();		/* ARRAY<ARRAY<... nests without bound */
 	if (i >= to)
 		return i;
 	if (!s->toks[i].word)
@@ -468,16 +470,19 @@ render_type(DlScript *s, int i, int to, StringInfo out, int *pending)
 	{
 		int			inner_pending = 0;
 		int			depth = 0;
+		bool		closed;
 
 		i = render_type(s, i + 2, to, out, &inner_pending);
+		closed = inner_pending > 0;
 		/* what follows the element's name, (p, s) say, up to the '>' */
-		while (inner_pending == 0 && i < to)
+		while (!closed && i < to)
 		{
 			DlTok	   *t = &s->toks[i];
 
 			if (depth == 0 && t->type == '>')
 			{
 				i++;
+				closed = true;
 				break;
 			}
 			if (depth == 0 && t->type == Op && t->str[0] == '>' &&
@@ -485,16 +490,19 @@ render_type(DlScript *s, int i, int to, StringInfo out, int *pending)
 			{
 				*pending += strlen(t->str) - 1;
 				i++;
+				closed = true;
 				break;
 			}
 			if (t->type == '(')
 				depth++;
-			else if (t->type == ')')
-				depth--;
+			else if (t->type == ')' && depth-- == 0)
+				break;			/* the cast's or list's ')': no '>' came */
 			append_gap(s, i, out);
 			append_tok(s, i, out);
 			i++;
 		}
+		if (!closed)
+			dl_syntax_error(s, i, "ARRAY<type> ends with >.");
 		if (inner_pending > 0)
 			*pending += inner_pending - 1;
 		appendStringInfoString(out, "[]");
@@ -509,8 +517,12 @@ int
 dl_render_type(DlScript *s, int i, int to, StringInfo out)
 {
 	int			pending = 0;
+	int			end = render_type(s, i, to, out, &pending);
 
-	return render_type(s, i, to, out, &pending);
+	/* a '>' more than the ARRAY<s opened */
+	if (pending > 0)
+		dl_syntax_error(s, end - 1, NULL);
+	return end;
 }
 
 /*

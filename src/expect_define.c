@@ -163,6 +163,42 @@ insert_row(const char *flow, Expectation *e)
 					  5, argtypes, values, NULL);
 }
 
+/*
+ * autocdc.flow.options, the arguments the flow is made with (flow_ddl
+ * writes them out), with the expectation added under its action's
+ * argument (condition as given) or, with condition NULL, removed.
+ */
+static void
+update_options(const char *flow, const char *name, const char *condition, ExpectAction action)
+{
+	Oid			argtypes[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = CStringGetTextDatum(flow);
+	values[1] = CStringGetTextDatum(name);
+	values[2] = condition ? CStringGetTextDatum(condition) : (Datum) 0;
+	nulls[2] = condition ? ' ' : 'n';
+	values[3] = CStringGetTextDatum(arg_names[action]);
+	/* each map less the name, a map left empty as null; then the new one */
+	acdc_catalog_exec("UPDATE autocdc.flow f SET options = f.options OPERATOR(pg_catalog.||) "
+					  "  COALESCE((SELECT pg_catalog.jsonb_object_agg(k, CASE "
+					  "      WHEN $3 IS NOT NULL AND k OPERATOR(pg_catalog.=) $4 "
+					  "      THEN m.map OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object($2, $3) "
+					  "      WHEN m.map OPERATOR(pg_catalog.-) $2 OPERATOR(pg_catalog.=) '{}'::pg_catalog.jsonb "
+					  "      THEN 'null'::pg_catalog.jsonb "
+					  "      ELSE m.map OPERATOR(pg_catalog.-) $2 END) "
+					  "    FROM pg_catalog.unnest(ARRAY['expect', 'expect_or_drop', 'expect_or_fail']) k, "
+					  "         LATERAL (SELECT CASE WHEN pg_catalog.jsonb_typeof(f.options OPERATOR(pg_catalog.->) k) "
+					  "                                   OPERATOR(pg_catalog.=) 'object' "
+					  "                              THEN f.options OPERATOR(pg_catalog.->) k "
+					  "                              ELSE '{}'::pg_catalog.jsonb END) m (map) "
+					  "   WHERE m.map OPERATOR(pg_catalog.<>) '{}'::pg_catalog.jsonb "
+					  "      OR ($3 IS NOT NULL AND k OPERATOR(pg_catalog.=) $4)), '{}'::pg_catalog.jsonb) "
+					  " WHERE f.name OPERATOR(pg_catalog.=) $1",
+					  4, argtypes, values, nulls);
+}
+
 /* A new flow's expectations and on_bad_event, after its row. */
 void
 acdc_expect_define(FlowSpec *spec)
@@ -223,6 +259,7 @@ autocdc_add_expectation(PG_FUNCTION_ARGS)
 	FlowDef    *f;
 	FlowSpec	spec;
 	Expectation *e;
+	char	   *given;
 	int			i;
 
 	acdc_catalog_check_version();
@@ -241,6 +278,7 @@ autocdc_add_expectation(PG_FUNCTION_ARGS)
 				 errmsg("on_violation must be 'warn', 'drop' or 'fail', not \"%s\"", action)));
 	e = new_expectation(acdc_define_text_arg(fcinfo, 1), acdc_define_text_arg(fcinfo, 2),
 						(ExpectAction) i);
+	given = pstrdup(e->condition);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -270,6 +308,7 @@ autocdc_add_expectation(PG_FUNCTION_ARGS)
 		AtEOXact_GUC(true, nest);
 	}
 	insert_row(flow, e);
+	update_options(flow, e->name, given, e->action);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -296,6 +335,7 @@ autocdc_drop_expectation(PG_FUNCTION_ARGS)
 	acdc_catalog_exec("DELETE FROM autocdc.expectation WHERE flow OPERATOR(pg_catalog.=) $1 "
 					  "   AND name OPERATOR(pg_catalog.=) $2",
 					  2, argtypes, values, NULL);
+	update_options(flow, name, NULL, EXPECT_WARN);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -6,7 +6,11 @@
  *	  subtransaction, so that an error sets nothing aside, and writes them
  *	  with one statement as the extension owner after the fold.  A row is
  *	  kept once per flow: a source read whole at every run (a view) reads
- *	  it again, and the unique (flow, row_hash) leaves it where it is.
+ *	  it again, and the unique (flow, row_hash) leaves it where it is.  The
+ *	  hash takes the flow's owner, so that a row of a dropped flow of
+ *	  another role with the same name neither hides nor reveals one; for an
+ *	  append flow, which appends identical rows each, also the row's
+ *	  ordinal among the identical rows of its run.
  *-------------------------------------------------------------------------
  */
 #include "catalog.h"
@@ -78,13 +82,15 @@ acdc_quarantine_add(FlowDef *f, const char *reason, Datum expectations, Datum ro
 	Datum		values[5];
 	bool		nulls[5] = {false, expectations == (Datum) 0, false, seq == NULL,
 	conflicts_with == NULL};
-	MemoryContext old = MemoryContextSwitchTo(q->cxt);
+	MemoryContext old;
 
+	/* in the caller's context, which goes per row: the store copies them */
 	values[0] = CStringGetTextDatum(reason);
 	values[1] = expectations;
 	values[2] = row;
 	values[3] = seq ? CStringGetTextDatum(seq) : (Datum) 0;
 	values[4] = conflicts_with ? CStringGetTextDatum(conflicts_with) : (Datum) 0;
+	old = MemoryContextSwitchTo(q->cxt);
 	acdc_batch_relation_put(&q->rows, values, nulls);
 	MemoryContextSwitchTo(old);
 }
@@ -97,9 +103,9 @@ void
 acdc_quarantine_flush(FlowDef *f, FlowCounts *counts)
 {
 	Quarantine *q = f->quarantine;
-	Oid			argtypes[5] = {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, OIDOID};
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	Oid			argtypes[6] = {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, OIDOID, BOOLOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 
 	if (q == NULL)
 		return;
@@ -109,6 +115,7 @@ acdc_quarantine_flush(FlowDef *f, FlowCounts *counts)
 	values[3] = f->keys ? acdc_list_to_text_array(f->keys) : (Datum) 0;
 	nulls[3] = f->keys ? ' ' : 'n';
 	values[4] = ObjectIdGetDatum(f->owner);
+	values[5] = BoolGetDatum(f->kind == FLOW_APPEND);
 	acdc_batch_unregister_relations();
 	if (acdc_batch_relation_register(&q->rows))
 	{
@@ -119,12 +126,16 @@ acdc_quarantine_flush(FlowDef *f, FlowCounts *counts)
 						  "  (SELECT pg_catalog.jsonb_object_agg(k, q.\"row\" OPERATOR(pg_catalog.->) k) "
 						  "     FROM pg_catalog.unnest($4) k), "
 						  "  q.sequence, q.conflicts_with::pg_catalog.jsonb, "
-						  "  pg_catalog.md5(q.\"row\"::pg_catalog.text), $5::pg_catalog.regrole, "
+						  "  pg_catalog.md5($5::pg_catalog.text OPERATOR(pg_catalog.||) ':' "
+						  "    OPERATOR(pg_catalog.||) q.\"row\"::pg_catalog.text "
+						  "    OPERATOR(pg_catalog.||) CASE WHEN $6 THEN ':' OPERATOR(pg_catalog.||) "
+						  "      (pg_catalog.row_number() OVER (PARTITION BY q.\"row\"::pg_catalog.text))::pg_catalog.text "
+						  "      ELSE '' END), $5::pg_catalog.regrole, "
 						  "  COALESCE((SELECT p.owner FROM autocdc.pipeline p "
 						  "             WHERE p.name OPERATOR(pg_catalog.=) $2), $5::pg_catalog.regrole) "
 						  "  FROM " QUARANTINE_RELATION " q "
 						  "ON CONFLICT (flow, row_hash) DO NOTHING",
-						  5, argtypes, values, nulls);
+						  6, argtypes, values, nulls);
 		counts->quarantined += SPI_processed;
 	}
 	acdc_batch_release_relations();

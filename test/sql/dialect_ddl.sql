@@ -92,5 +92,30 @@ SELECT b.name, b.sequence_by, f.sequence_by FROM before b JOIN autocdc.flows f U
 -- A flow that is not there.
 SELECT autocdc.flow_ddl('nosuch');
 
+-- Expectations added and dropped after creation are the flow's: its text
+-- says them, and makes them again.
+SELECT autocdc.create_auto_cdc_flow(target => 'exp_later', source => 'users', name => 'ddl_exp_later',
+  keys => ARRAY['userId'], sequence_by => 'sequenceNum', column_list => ARRAY['name', 'city'],
+  expect => '{"named": "name IS NOT NULL"}', pipeline => 'ddl');
+SELECT autocdc.add_expectation('ddl_exp_later', 'city_set', $$city <> ''$$, 'drop');
+SELECT autocdc.add_expectation('ddl_exp_later', 'positive', 'userId > 0', 'fail');
+SELECT autocdc.drop_expectation('ddl_exp_later', 'named');
+SELECT autocdc.flow_ddl('ddl_exp_later');
+CREATE TEMP TABLE exp_before AS
+  SELECT e.name, e.action, e.condition, f.options - 'name' - 'pipeline' AS options
+    FROM autocdc.expectations e JOIN autocdc.flows f ON f.name = e.flow
+   WHERE e.flow = 'ddl_exp_later';
+SELECT autocdc.flow_ddl('ddl_exp_later') AS ddl \gset
+SELECT autocdc.drop_flow('ddl_exp_later');
+SELECT autocdc.execute(:'ddl', 'ddl');
+SELECT coalesce(a.name, b.name) AS name, a.action, a.condition,
+       (a.action, a.condition, a.options) IS NOT DISTINCT FROM (b.action, b.condition, b.options)
+       AS same
+  FROM (SELECT e.name, e.action, e.condition, f.options - 'name' - 'pipeline' AS options
+          FROM autocdc.expectations e JOIN autocdc.flows f ON f.name = e.flow
+         WHERE e.flow = 'ddl_exp_later') a
+  FULL JOIN exp_before b USING (name) ORDER BY 1;
+SELECT autocdc.drop_flow('ddl_exp_later');
+
 SELECT count(autocdc.drop_flow(name)) FROM autocdc.flows WHERE pipeline = 'ddl';
 DROP SCHEMA ddl CASCADE;

@@ -61,6 +61,15 @@ SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE src');
 SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE nosuch');
 SELECT * FROM autocdc.execute('CREATE STREAMING TABLE src');
 SELECT * FROM autocdc.execute('CREATE STREAMING TABLE t2 (id INT, v NOSUCHTYPE)');
+-- ARRAY<type> must be closed by one '>' per ARRAY<, in a column and in a cast.
+SELECT * FROM autocdc.execute('CREATE STREAMING TABLE t2 (id INT, a ARRAY<STRING, v INT)');
+SELECT * FROM autocdc.execute('CREATE STREAMING TABLE t2 (a ARRAY<INT>> NOT NULL)');
+SELECT * FROM autocdc.execute($$CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEYS (id)
+  SEQUENCE BY CAST(seq AS ARRAY<INT)$$);
+SELECT count(*) FROM pg_class WHERE relname = 't2' AND relnamespace = 'dle'::regnamespace;
+-- ARRAY< nested without bound is an error, not a crash of the server.
+SELECT * FROM autocdc.execute('CREATE STREAMING TABLE t2 (a ' || repeat('ARRAY<', 300000) || 'INT'
+  || repeat(' >', 300000) || ')');
 -- LIVE needs a schema on search_path.
 SET search_path = '';
 SELECT * FROM autocdc.execute('REFRESH STREAMING TABLE live.t');

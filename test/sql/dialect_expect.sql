@@ -32,6 +32,17 @@ SELECT * FROM autocdc.execute($$
 CREATE OR REFRESH STREAMING TABLE snap_t (CONSTRAINT c EXPECT (id > 0));
 CREATE FLOW dlx_snap AS AUTO CDC INTO snap_t FROM SNAPSHOT orders KEYS (id);
 $$);
+-- Expectations that go to no flow of the script are refused, not dropped
+-- silently: on a table whose flow an earlier script made, and on a table
+-- declared for flows of a later script.
+SELECT * FROM autocdc.execute($$
+CREATE OR REFRESH STREAMING TABLE orders_t (CONSTRAINT later EXPECT (amount < 100) ON VIOLATION DROP ROW);
+$$);
+SELECT * FROM autocdc.execute($$
+CREATE OR REFRESH STREAMING TABLE later_t (CONSTRAINT c EXPECT (id > 0));
+CREATE OR REFRESH STREAMING TABLE other_t;
+$$);
+SELECT flow, name FROM autocdc.expectations WHERE name IN ('later', 'c');
 -- flow_ddl gives the expectations as a table statement before the flow;
 -- the round trip keeps them.
 SELECT autocdc.flow_ddl('dlx_orders');

@@ -132,8 +132,72 @@ SELECT flow, status FROM autocdc.run('qu3');
 SELECT count(*) FROM autocdc.quarantine;
 RESET autocdc.quarantine_retention;
 
+-- A flow name used again by another role after a drop: a row set aside by
+-- the new flow that is equal to one the old flow set aside is its own (it
+-- is neither lost nor a sign of the other role's row).
+SET ROLE acdc_qa;
+SELECT autocdc.create_append_flow(name => 'qre', target => 'qa.tre', source => 'qa.src',
+  pipeline => 'qa', expect_or_drop => '{"v_big": "v > 1"}');
+SELECT flow, rows_read, rows_dropped, status FROM autocdc.run('qa', flows => ARRAY['qre']);
+SELECT autocdc.drop_flow('qre');
+RESET ROLE;
+CREATE SCHEMA qb AUTHORIZATION acdc_qb;
+SET ROLE acdc_qb;
+CREATE TABLE qb.src (id int, v int, seq int);
+INSERT INTO qb.src VALUES (1, -1, 1);
+SELECT autocdc.create_append_flow(name => 'qre', target => 'qb.tre', source => 'qb.src',
+  pipeline => 'qb', expect_or_drop => '{"v_big": "v > 1"}');
+SELECT flow, rows_read, rows_dropped, status FROM autocdc.run('qb');
+SELECT rows_dropped, rows_quarantined FROM autocdc.event_log WHERE flow = 'qre';
+SELECT flow, "row" FROM autocdc.quarantine;
+RESET ROLE;
+SELECT flow_owner, "row" FROM autocdc.quarantine WHERE flow = 'qre' ORDER BY flow_owner::text, "row"->>'seq';
+SET ROLE acdc_qb;
+-- An append flow appends identical rows each: each one dropped is set
+-- aside (a view read again still adds none).
+INSERT INTO qb.src VALUES (2, -2, 1), (2, -2, 1), (3, 3, 1), (3, 3, 1);
+SELECT flow, rows_read, rows_dropped, status FROM autocdc.run('qb');
+SELECT count(*) FROM qb.tre;
+SELECT "row", count(*) FROM autocdc.quarantine GROUP BY "row" ORDER BY "row"->>'id';
+CREATE VIEW qb.srcv AS SELECT id, v, seq FROM qb.src;
+SELECT autocdc.create_append_flow(name => 'qrev', target => 'qb.trev', source => 'qb.srcv',
+  pipeline => 'qbv', once => true, expect_or_drop => '{"v_big": "v > 1"}');
+SELECT flow, rows_read, rows_dropped, status FROM autocdc.run('qbv');
+SELECT flow, rows_read, rows_dropped, status FROM autocdc.run('qbv', full_refresh => true);
+SELECT rows_dropped, rows_quarantined FROM autocdc.event_log WHERE flow = 'qrev' ORDER BY id;
+RESET ROLE;
+
+-- A flow in a pipeline of a group role: its quarantined rows are its
+-- source's, which the group's other members may not read; they neither
+-- see nor delete them (the pipeline's event log rows they do see).
+CREATE ROLE acdc_qgrp;
+CREATE ROLE acdc_qm1 IN ROLE acdc_qgrp;
+CREATE ROLE acdc_qm2 IN ROLE acdc_qgrp;
+CREATE SCHEMA qg AUTHORIZATION acdc_qgrp;
+CREATE SCHEMA qm1 AUTHORIZATION acdc_qm1;
+SET ROLE acdc_qgrp;
+CREATE TABLE qg.src (id int, v int, seq int);
+SELECT autocdc.create_auto_cdc_flow(name => 'qg_f', target => 'qg.t', source => 'qg.src',
+  keys => ARRAY['id'], sequence_by => 'seq', pipeline => 'qg');
+SET ROLE acdc_qm1;
+CREATE TABLE qm1.secret (id int, v int, seq int, note text);
+INSERT INTO qm1.secret VALUES (1, -1, 1, 'private');
+SELECT autocdc.create_auto_cdc_flow(name => 'qm1_f', target => 'qm1.t', source => 'qm1.secret',
+  keys => ARRAY['id'], sequence_by => 'seq', pipeline => 'qg', expect_or_drop => '{"pos": "v > 0"}');
+SELECT flow, rows_dropped, status FROM autocdc.run('qg') ORDER BY flow;
+SELECT flow, "row" FROM autocdc.quarantine WHERE flow = 'qm1_f';
+SET ROLE acdc_qm2;
+SELECT flow, rows_dropped FROM autocdc.event_log WHERE pipeline = 'qg' ORDER BY flow;
+SELECT flow, "row" FROM autocdc.quarantine WHERE flow = 'qm1_f';
+DELETE FROM autocdc.quarantine WHERE flow = 'qm1_f';
+RESET ROLE;
+SELECT flow, "row" FROM autocdc.quarantine WHERE flow = 'qm1_f';
+
 SET client_min_messages = warning;
 DROP SCHEMA qu CASCADE;
 DROP SCHEMA qa CASCADE;
+DROP SCHEMA qb CASCADE;
+DROP SCHEMA qg CASCADE;
+DROP SCHEMA qm1 CASCADE;
 RESET client_min_messages;
-DROP ROLE acdc_qa, acdc_qb;
+DROP ROLE acdc_qa, acdc_qb, acdc_qm1, acdc_qm2, acdc_qgrp;
