@@ -22,7 +22,7 @@ REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              collations settings_pinning retention partitions \
              schema_changes expression_pinning security bookkeeping stamps \
              target_edits reinstall run_history run_results loading progress \
-             expectations quarantine source_query \
+             expectations quarantine source_query bitemporal \
              dialect dialect_errors dialect_ddl dialect_query dialect_expect uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))

@@ -302,7 +302,7 @@ static const char *const cdc_keys[] = {
 	"track_history_column_list", "track_history_except_column_list",
 	"ignore_null_updates", "ignore_null_updates_column_list",
 	"ignore_null_updates_except_column_list", "once", "expect", "expect_or_drop",
-	"expect_or_fail", "tombstone_retention", NULL
+	"expect_or_fail", "tombstone_retention", "system_sequence_by", NULL
 };
 static const char *const snapshot_keys[] = {
 	"target", "source", "snapshot_query", "version_query", "keys", "stored_as_scd_type",
@@ -481,8 +481,13 @@ create_flow_text(const char *flow, const char *kind, List *opts)
 	if ((a = find_arg(opts, "sequence_by")) != NULL)
 		appendStringInfo(&buf, "\n  SEQUENCE BY %s", dialect_text(a->text));
 	append_column_clause(&buf, opts, "COLUMNS", "column_list", "except_column_list");
-	if ((a = find_arg(opts, "stored_as_scd_type")) != NULL)
-		appendStringInfo(&buf, "\n  STORED AS SCD TYPE %d", a->ival);
+	if ((a = find_arg(opts, "system_sequence_by")) != NULL)
+		appendStringInfo(&buf, "\n  SYSTEM SEQUENCE BY %s", dialect_text(a->text));
+	if ((a = find_arg(opts, "stored_as_scd_type")) != NULL && a->type == DL_TEXT &&
+		pg_strcasecmp(a->text, "bitemporal") == 0)
+		appendStringInfoString(&buf, "\n  STORED AS BITEMPORAL");
+	else if (a != NULL)
+		appendStringInfo(&buf, "\n  STORED AS SCD TYPE %d", a->type == DL_TEXT ? atoi(a->text) : a->ival);
 	append_column_clause(&buf, opts, "TRACK HISTORY ON", "track_history_column_list",
 						 "track_history_except_column_list");
 	appendStringInfoChar(&buf, ';');
@@ -526,10 +531,16 @@ same_arg(DlArg *a, DlArg *o)
 	{
 		case DL_TEXT:
 		case DL_REGCLASS:
+			if (strcmp(a->name, "stored_as_scd_type") == 0)
+				return o->type == DL_TEXT && pg_strcasecmp(a->text, o->text) == 0;
 			return o->type == DL_TEXT && strcmp(a->text, o->text) == 0;
 		case DL_TEXTS:
 			return o->type == DL_TEXTS && same_lists(a->list, o->list);
 		case DL_INT:
+			/* stored_as_scd_type => '2' (text) is STORED AS SCD TYPE 2 */
+			if (o->type == DL_TEXT)
+				return strcmp(o->text, psprintf("%d", a->ival)) == 0;
+			return o->type == a->type && a->ival == o->ival;
 		case DL_BOOL:
 			return o->type == a->type && a->ival == o->ival;
 		case DL_JSONB:
