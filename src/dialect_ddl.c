@@ -157,9 +157,11 @@ function_call_text(const char *flow, const char *kind, List *opts)
 	ListCell   *lc;
 	bool		first = true;
 
+	/* create_auto_cdc_flow's int overload (its text one has the arguments in another order) */
 	if (SPI_execute_with_args("SELECT p.proargnames FROM pg_catalog.pg_proc p "
 							  "WHERE p.pronamespace OPERATOR(pg_catalog.=) 'autocdc'::pg_catalog.regnamespace "
-							  "AND p.proname OPERATOR(pg_catalog.=) $1",
+							  "AND p.proname OPERATOR(pg_catalog.=) $1 "
+							  "AND p.prosrc OPERATOR(pg_catalog.!~~) '%\\_text'",
 							  1, &type, &value, NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "function autocdc.%s not found", function_of(kind));
 	argnames = datum_to_list(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));

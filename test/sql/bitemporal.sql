@@ -152,6 +152,7 @@ DELETE FROM corr_cdc WHERE region = 'eu' AND id = 3;
 -- Full refresh gives the same table.
 CREATE TABLE corr_before AS SELECT * FROM corr;
 CALL autocdc.refresh('bt_corr', full_refresh => true);
+SELECT name, last_status, last_rows_read FROM autocdc.flows WHERE pipeline = 'bt_corr';
 SELECT count(*) FROM ((TABLE corr EXCEPT TABLE corr_before) UNION ALL (TABLE corr_before EXCEPT TABLE corr)) d;
 
 -- Several flows into one target, agreeing on keys and both sequence types.
