@@ -64,7 +64,7 @@ uninstall-autocdc-doc:
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard src/*.h)
 
-PROPERTY_SEEDS ?= 2600
+PROPERTY_SEEDS ?= 2800
 
 .PHONY: deps demo test check-exports soak valgrind bench
 
