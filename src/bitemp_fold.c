@@ -148,33 +148,97 @@ add_row(BtRow **out, uint64 *nout, uint64 *max, Version *v, Datum sstart)
 }
 
 /*
+ * The key's rows from "old" (its stored rows) kept as they are: those that
+ * began before m, its earliest new system sequence, for nothing before m
+ * changed.  Those of them believed just before m (open, or closed at or
+ * after m) are the versions folding goes on from, in prev (business order);
+ * they are open again until a point closes them.
+ */
+static uint64
+keep_rows(Fold2 *F, BtRow *old, uint64 nold, Datum m, BtRow **out, uint64 *nout,
+		  uint64 *max, Version *prev, uint64 *rowof)
+{
+	uint64		nprev = 0;
+
+	for (uint64 i = 0; i < nold; i++)
+	{
+		BtRow	   *r = &old[i];
+		BtRow	   *o;
+		Version    *v;
+
+		if (bt_cmp(F, 1, r->sstart, m) >= 0)
+			continue;			/* folded again */
+		if (*nout == *max)
+		{
+			*max *= 2;
+			*out = repalloc_huge(*out, sizeof(BtRow) * *max);
+		}
+		o = &(*out)[(*nout)++];
+		*o = *r;
+		if (!r->sopen && bt_cmp(F, 1, r->send, m) < 0)
+			continue;			/* a belief given up before m */
+		o->sopen = true;
+		v = &prev[nprev];
+		v->key = r->key;
+		v->open = r->open;
+		v->start = r->start;
+		v->end = r->end;
+		v->keys = r->keys;
+		v->vals = r->vals;
+		v->nulls = r->nulls;
+		rowof[nprev++] = *nout - 1;
+	}
+	return nprev;
+}
+
+/*
  * One key's events (sorted by business, then system sequence) into its
- * rows, appended to out.
+ * rows, appended to out; old holds its stored rows (by business start,
+ * then system start).  Only the system points from its earliest new event
+ * on are folded: the rows before it stand.
  */
 static void
-fold_key(Fold2 *F, Ev *ev, uint64 n, BtRow **out, uint64 *nout, uint64 *max)
+fold_key(Fold2 *F, Ev *ev, uint64 n, BtRow *old, uint64 nold,
+		 BtRow **out, uint64 *nout, uint64 *max)
 {
 	Datum	   *biz = palloc(sizeof(Datum) * n);
 	Datum	   *sys = palloc(sizeof(Datum) * n);
 	Datum	   *points = palloc(sizeof(Datum) * n);
 	Ev		   *eff = palloc(sizeof(Ev) * n);
-	Version    *prev = palloc(sizeof(Version) * n);
-	Version    *cur = palloc(sizeof(Version) * n);
-	uint64	   *rowof = palloc(sizeof(uint64) * n); /* prev's row in out */
-	uint64	   *currow = palloc(sizeof(uint64) * n);
+	Version    *prev = palloc(sizeof(Version) * (n + nold));
+	Version    *cur = palloc(sizeof(Version) * (n + nold));
+	uint64	   *rowof = palloc(sizeof(uint64) * (n + nold));	/* prev's row in out */
+	uint64	   *currow = palloc(sizeof(uint64) * (n + nold));
 	uint64		nprev = 0,
 				npoints = 0;
+	bool		has_m = false;
+	Datum		m = (Datum) 0;
 
 	for (uint64 i = 0; i < n; i++)
 	{
 		biz[i] = seq_field(ev[i].seq, 0);
 		sys[i] = seq_field(ev[i].seq, 1);
-		points[i] = sys[i];
+		if (ev[i].fresh && (!has_m || bt_cmp(F, 1, sys[i], m) < 0))
+		{
+			m = sys[i];
+			has_m = true;
+		}
 	}
-	qsort_arg(points, n, sizeof(Datum), datum_order, F);
+	if (!has_m)
+		return;					/* nothing new (the caller reads touched keys only) */
 	for (uint64 i = 0; i < n; i++)
-		if (npoints == 0 || bt_cmp(F, 1, points[npoints - 1], points[i]) != 0)
-			points[npoints++] = points[i];
+		if (bt_cmp(F, 1, sys[i], m) >= 0)
+			points[npoints++] = sys[i];
+	qsort_arg(points, npoints, sizeof(Datum), datum_order, F);
+	{
+		uint64		d = 0;
+
+		for (uint64 i = 0; i < npoints; i++)
+			if (d == 0 || bt_cmp(F, 1, points[d - 1], points[i]) != 0)
+				points[d++] = points[i];
+		npoints = d;
+	}
+	nprev = keep_rows(F, old, nold, m, out, nout, max, prev, rowof);
 
 	for (uint64 p = 0; p < npoints; p++)
 	{
@@ -474,16 +538,23 @@ acdc_bt_fold_write(Fold2 *F, Ev *inp, uint64 ninp, FlowCounts *counts)
 		return;
 	}
 	old = read_rows(F, &nold);
+	max = Max(max, nold);
 	nv = palloc_extended(sizeof(BtRow) * max, MCXT_ALLOC_HUGE);
 
-	for (uint64 i = 0; i < ninp;)
+	for (uint64 i = 0, o = 0; i < ninp;)
 	{
-		uint64		n = i;
+		uint64		n = i,
+					no;
 
 		while (n < ninp && inp[n].key == inp[i].key)
 			n++;
-		fold_key(F, &inp[i], n - i, &nv, &nnew, &max);
+		while (o < nold && old[o].key < inp[i].key)
+			o++;
+		for (no = o; no < nold && old[no].key == inp[i].key;)
+			no++;
+		fold_key(F, &inp[i], n - i, &old[o], no - o, &nv, &nnew, &max);
 		i = n;
+		o = no;
 	}
 	qsort_arg(nv, nnew, sizeof(BtRow), row_order, F);
 	acdc_write_new_events(F, counts);
