@@ -144,9 +144,7 @@ SELECT rows_read, status, error FROM autocdc.run('bt_corr');
 DELETE FROM corr_cdc WHERE region = 'eu' AND id = 2;
 -- a NULL system sequence too
 INSERT INTO corr_cdc VALUES ('eu', 3, 1, 'a', 1, NULL, 'U');
-\set VERBOSITY terse
 SELECT rows_read, status, error FROM autocdc.run('bt_corr');
-\set VERBOSITY default
 DELETE FROM corr_cdc WHERE region = 'eu' AND id = 3;
 
 -- Full refresh gives the same table.
@@ -174,6 +172,23 @@ SELECT autocdc.create_auto_cdc_flow(
   target => 'corr', source => 'corr_cdc_b', keys => ARRAY['region', 'id'],
   sequence_by => 'b', stored_as_scd_type => 2, pipeline => 'bt_corr', name => 'corr_d',
   column_list => ARRAY['price', 'note']);
+
+-- A ONCE backfill beside a live flow, and bad input set aside with
+-- on_bad_event => 'quarantine'.
+CREATE TABLE hist_old (id int, v text, b int, s int);
+INSERT INTO hist_old VALUES (1, 'old', 1, 1), (2, 'old', 1, 1);
+CREATE TABLE hist_live (id int, v text, b int, s int);
+SELECT autocdc.create_auto_cdc_flow(target => 'hist', source => 'hist_old', keys => ARRAY['id'],
+  sequence_by => 'b', system_sequence_by => 's', stored_as_scd_type => 'bitemporal', once => true,
+  column_list => ARRAY['v'], pipeline => 'bt_hist', name => 'hist_backfill');
+SELECT autocdc.create_auto_cdc_flow(target => 'hist', source => 'hist_live', keys => ARRAY['id'],
+  sequence_by => 'b', system_sequence_by => 's', stored_as_scd_type => 'bitemporal',
+  column_list => ARRAY['v'], on_bad_event => 'quarantine', pipeline => 'bt_hist', name => 'hist_live');
+INSERT INTO hist_live VALUES (1, 'new', 2, 2), (2, 'bad', 2, NULL), (2, 'x', 3, 3), (2, 'y', 3, 3);
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bt_hist') ORDER BY flow;
+SELECT flow, rows_read, status FROM autocdc.run('bt_hist') ORDER BY flow;
+SELECT id, v, __start_at, __end_at, __system_start_at, __system_end_at FROM hist ORDER BY 1, 3, 5;
+SELECT reason, "row"->>'v' AS v FROM autocdc.quarantine WHERE flow = 'hist_live' ORDER BY 2;
 
 -- The overload forms: int 1/2, text '1'/'2'/'bitemporal', and leaving it out.
 CREATE TABLE ov_src (id int, v text, b int, s int);
