@@ -502,6 +502,7 @@ sub generate_bt_case {
     my $n_events = 10 + int(rand(31));    # 10..40 distinct events
     my $seq_hi = int($n_events / $n_keys * 1.5) + 3;
     my $sys_hi = int($n_events * 1.2) + 3;
+    my $in_order = rand() < 0.5;
     my $p_null = %{ $case{partial} } ? 0.35 : 0.1;
     my (%slot_used, %upserts_of, @rows, @placed);
     while (@rows < $n_events) {
@@ -514,7 +515,9 @@ sub generate_bt_case {
             else {
                 ($k, $s) = (pick(@keys), 1 + int(rand($seq_hi)));
             }
-            my $y = 1 + int(rand($sys_hi));
+            # system time mostly following business time in half the cases
+            # (the fold's in-order path), at random in the others
+            my $y = $in_order && rand() < 0.8 ? 3 * $s + int(rand(4)) : 1 + int(rand($sys_hi));
             next if $slot_used{ key_string($k) . "|$s|$y" };
             ($key, $seq, $sys) = ($k, $s, $y);
             last;
