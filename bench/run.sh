@@ -27,6 +27,8 @@ usage: bench/run.sh [options]            (every option also works as an env vari
                               fail) that every row meets: their cost against X1
                               (not in 'all')
                        Y1 Y2  autocdc SCD2, 1 run / 10 runs
+                       Z1     autocdc bitemporal, 1 run, system sequence = arrival
+                              position: its time against Y1 (not in 'all')
                        C1     hand SCD1 row-by-row PL/pgSQL (not in 'all': slow)
   --seed S           setseed() argument in [-1,1] (SEED, default 0.42)
   --payload P        wide (default): name 1000, city 50, amount 1M values -- consecutive
@@ -100,7 +102,7 @@ CODES=""
 for c in $(echo "$APPROACHES" | tr ',' ' '); do
     case "$c" in
         all) CODES="$CODES $ALL_CODES" ;;
-        A2|B1|B2|B3|B4|C1|D1|D2|X1|X2|X3|Y1|Y2) CODES="$CODES $c" ;;
+        A2|B1|B2|B3|B4|C1|D1|D2|X1|X2|X3|Y1|Y2|Z1) CODES="$CODES $c" ;;
         *) echo "run.sh: unknown approach '$c' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -121,6 +123,7 @@ name_of() {
         X3) echo X3_autocdc_scd1_1run_expect ;;
         Y1) echo Y1_autocdc_scd2_1run ;;
         Y2) echo Y2_autocdc_scd2_10run ;;
+        Z1) echo Z1_autocdc_bitemporal_1run ;;
     esac
 }
 
@@ -347,6 +350,27 @@ approach_script() {  # code
         size_line scd2 scd2_tomb
         echo "SELECT 'CHECK', bench_check_equal('$code', 'scd2', 'exp_scd2', 'id, name, city, amount, __start_at, __end_at');"
         echo "SELECT 'CHECK', bench_check_history('$code', 'scd2');"
+        ;;
+    Z1)
+        # events arrive in system order, so the current belief is SCD 2's history
+        cat <<EOF
+SELECT bench_drop('tgt3');
+SELECT bench_drop('src3');
+CREATE TABLE src3 (id bigint, name text, city text, amount numeric, op text, seq bigint, pos bigint);
+SELECT autocdc.create_auto_cdc_flow(target => 'tgt3', source => 'src3', keys => ARRAY['id'],
+  sequence_by => 'seq', system_sequence_by => 'pos', apply_as_deletes => \$\$op = 'D'\$\$,
+  except_column_list => ARRAY['op', 'seq', 'pos'], stored_as_scd_type => 'bitemporal', pipeline => 'b3');
+SELECT clock_timestamp() AS lt0 \\gset
+INSERT INTO src3 (id, name, city, amount, op, seq, pos) SELECT id, name, city, amount, op, seq, pos FROM changes_pos;
+ANALYZE src3;
+SELECT clock_timestamp() AS lt1 \\gset
+SELECT 'LOAD', extract(epoch FROM :'lt1'::timestamptz - :'lt0'::timestamptz);
+EOF
+        acdc_run b3 ckpt
+        size_line tgt3 ""
+        echo "CREATE OR REPLACE VIEW tgt3_now AS SELECT * FROM tgt3 WHERE __system_end_at IS NULL;"
+        echo "SELECT 'CHECK', bench_check_equal('$code', 'tgt3_now', 'exp_scd2_fold', 'id, name, city, amount, __start_at, __end_at');"
+        echo "SELECT 'CHECK', bench_check_history('$code', 'tgt3_now');"
         ;;
     X1|X2|X3|Y1|Y2)
         local tgt=tgt1 pl=b1 scd=1 more=
@@ -619,7 +643,7 @@ WITH m AS (
   FROM bench_raw WHERE part = 'main' GROUP BY approach
 ), k AS (
   SELECT m.*,
-         CASE WHEN approach ~ '^(B|C|X)' THEN 'scd1' WHEN approach ~ '^(D|Y)' THEN 'scd2' ELSE 'copy' END AS kind
+         CASE WHEN approach ~ '^(B|C|X)' THEN 'scd1' WHEN approach ~ '^(D|Y)' THEN 'scd2' WHEN approach ~ '^Z' THEN 'bitemporal' ELSE 'copy' END AS kind
   FROM m
 ), base AS (
   SELECT kind, batches, min(med) AS hand

@@ -3,7 +3,7 @@
 # (scripts/check-exports.sh), pg_regress and isolation tests (make
 # installcheck), then the property test.  Exits non-zero on any failure.
 set -u
-seeds=${1:-3000}
+seeds=${1:-3200}
 status=0
 
 if ! sh scripts/check-exports.sh autocdc.so; then status=1; fi

@@ -4,13 +4,18 @@
 
 -- A flow created without pipeline => joins "default" only when it is the
 -- caller's own (NULL now means that; 'default' named it explicitly).
--- issue 13: tombstone_retention and start_from are new last arguments (a new signature).
+-- The flow-creating functions get new arguments, last (issue 13:
+-- tombstone_retention, start_from; 17: source_query, snapshot_query,
+-- version_query; 16: expect, expect_or_drop, expect_or_fail,
+-- on_bad_event; 15: system_sequence_by, columns_to_update), and
+-- create_auto_cdc_flow a text overload (15): each is dropped and created
+-- once, here, as 0.2.0 has it.
 DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text);
 CREATE FUNCTION autocdc.create_auto_cdc_flow(
     target      text,
-    source      regclass,
-    keys        text[],
-    sequence_by text,
+    source      regclass DEFAULT NULL,
+    keys        text[]   DEFAULT NULL,
+    sequence_by text     DEFAULT NULL,
     name        text    DEFAULT NULL,
     stored_as_scd_type int DEFAULT 1,
     apply_as_deletes   text DEFAULT NULL,
@@ -25,12 +30,54 @@ CREATE FUNCTION autocdc.create_auto_cdc_flow(
     once     boolean DEFAULT false,
     pipeline text    DEFAULT NULL,
     tombstone_retention interval DEFAULT NULL,
-    start_from text  DEFAULT NULL)
+    start_from text  DEFAULT NULL,
+    source_query text DEFAULT NULL,
+    expect         jsonb DEFAULT NULL,
+    expect_or_drop jsonb DEFAULT NULL,
+    expect_or_fail jsonb DEFAULT NULL,
+    on_bad_event   text  DEFAULT 'fail',
+    system_sequence_by text DEFAULT NULL,
+    columns_to_update  text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text, text)
     IS 'declare an AUTO CDC flow from a change table into an SCD target';
+-- A text overload takes stored_as_scd_type => 'bitemporal' (and '1', '2').
+-- Its stored_as_scd_type comes second and has no default, so that a call
+-- leaving it out resolves to the int overload alone.
+CREATE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    stored_as_scd_type text,
+    source      regclass DEFAULT NULL,
+    keys        text[]   DEFAULT NULL,
+    sequence_by text     DEFAULT NULL,
+    name        text    DEFAULT NULL,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    source_query text DEFAULT NULL,
+    expect         jsonb DEFAULT NULL,
+    expect_or_drop jsonb DEFAULT NULL,
+    expect_or_fail jsonb DEFAULT NULL,
+    on_bad_event   text  DEFAULT 'fail',
+    system_sequence_by text DEFAULT NULL,
+    columns_to_update  text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow_text'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, text, regclass, text[], text, text, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text, text)
+    IS 'declare an AUTO CDC flow with stored_as_scd_type as text: ''1'', ''2'' or ''bitemporal''';
 
 DROP FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text);
 CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
@@ -45,11 +92,13 @@ CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
     once     boolean DEFAULT false,
     pipeline text    DEFAULT NULL,
     tombstone_retention interval DEFAULT NULL,
-    start_from text  DEFAULT NULL)
+    start_from text  DEFAULT NULL,
+    snapshot_query text DEFAULT NULL,
+    version_query  text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text, text, text)
     IS 'declare a flow that applies full snapshots of a source to an SCD target';
 
 CREATE OR REPLACE FUNCTION autocdc.create_append_flow(
@@ -299,15 +348,19 @@ COMMENT ON FUNCTION autocdc.compact(regclass, text)
 DROP FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text);
 CREATE FUNCTION autocdc.create_append_flow(
     target   text,
-    source   regclass,
+    source   regclass DEFAULT NULL,
     name     text    DEFAULT NULL,
     once     boolean DEFAULT false,
     pipeline text    DEFAULT NULL,
-    start_from text  DEFAULT NULL)
+    start_from text  DEFAULT NULL,
+    source_query text DEFAULT NULL,
+    expect         jsonb DEFAULT NULL,
+    expect_or_drop jsonb DEFAULT NULL,
+    expect_or_fail jsonb DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text)
+COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text, text, jsonb, jsonb, jsonb)
     IS 'declare a flow that appends new source rows to a target by column name';
 
 -- the new argument, as the flows' options record every argument
@@ -483,72 +536,9 @@ GRANT SELECT ON autocdc.progress TO PUBLIC;
 COMMENT ON VIEW autocdc.progress IS 'autocdc: each flow running now, with its phase and counters';
 
 -- issue 17: flows over a source query
--- source_query (snapshot_query, version_query) ends each flow-creating
--- function's arguments; a flow over a query needs no source, so source
--- (and the arguments after it) take DEFAULT NULL.
-DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text);
-CREATE FUNCTION autocdc.create_auto_cdc_flow(
-    target      text,
-    source      regclass DEFAULT NULL,
-    keys        text[]   DEFAULT NULL,
-    sequence_by text     DEFAULT NULL,
-    name        text    DEFAULT NULL,
-    stored_as_scd_type int DEFAULT 1,
-    apply_as_deletes   text DEFAULT NULL,
-    apply_as_truncates text DEFAULT NULL,
-    column_list        text[] DEFAULT NULL,
-    except_column_list text[] DEFAULT NULL,
-    track_history_column_list        text[] DEFAULT NULL,
-    track_history_except_column_list text[] DEFAULT NULL,
-    ignore_null_updates boolean DEFAULT false,
-    ignore_null_updates_column_list        text[] DEFAULT NULL,
-    ignore_null_updates_except_column_list text[] DEFAULT NULL,
-    once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL,
-    tombstone_retention interval DEFAULT NULL,
-    start_from text  DEFAULT NULL,
-    source_query text DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
-LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text)
-    IS 'declare an AUTO CDC flow from a change table into an SCD target';
-DROP FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text);
-CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
-    target text,
-    keys   text[],
-    source regclass DEFAULT NULL,
-    source_function regprocedure DEFAULT NULL,
-    name   text DEFAULT NULL,
-    stored_as_scd_type int DEFAULT 1,
-    track_history_column_list        text[] DEFAULT NULL,
-    track_history_except_column_list text[] DEFAULT NULL,
-    once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL,
-    tombstone_retention interval DEFAULT NULL,
-    start_from text  DEFAULT NULL,
-    snapshot_query text DEFAULT NULL,
-    version_query  text DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_from_snapshot_flow'
-LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(text, text[], regclass, regprocedure, text, int, text[], text[], boolean, text, interval, text, text, text)
-    IS 'declare a flow that applies full snapshots of a source to an SCD target';
-DROP FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text);
-CREATE FUNCTION autocdc.create_append_flow(
-    target   text,
-    source   regclass DEFAULT NULL,
-    name     text    DEFAULT NULL,
-    once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL,
-    start_from text  DEFAULT NULL,
-    source_query text DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
-LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text, text)
-    IS 'declare a flow that appends new source rows to a target by column name';
-
+-- (the functions' source_query, snapshot_query and version_query are at
+-- the top; a flow over a query needs no source, so source and the
+-- arguments after it take DEFAULT NULL)
 ALTER TABLE autocdc.flow ADD COLUMN source_query text,
                          ADD COLUMN version_query text;
 COMMENT ON COLUMN autocdc.flow.source_query IS
@@ -580,56 +570,7 @@ COMMENT ON FUNCTION autocdc.flow_ddl(text)
     IS 'the CREATE FLOW statement (or function call) that makes a flow again';
 
 -- issue 16: expectations and quarantine
--- expect, expect_or_drop, expect_or_fail (and on_bad_event) end the
--- flow-creating functions' arguments, after source_query: new signatures.
-DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text);
-CREATE FUNCTION autocdc.create_auto_cdc_flow(
-    target      text,
-    source      regclass DEFAULT NULL,
-    keys        text[]   DEFAULT NULL,
-    sequence_by text     DEFAULT NULL,
-    name        text    DEFAULT NULL,
-    stored_as_scd_type int DEFAULT 1,
-    apply_as_deletes   text DEFAULT NULL,
-    apply_as_truncates text DEFAULT NULL,
-    column_list        text[] DEFAULT NULL,
-    except_column_list text[] DEFAULT NULL,
-    track_history_column_list        text[] DEFAULT NULL,
-    track_history_except_column_list text[] DEFAULT NULL,
-    ignore_null_updates boolean DEFAULT false,
-    ignore_null_updates_column_list        text[] DEFAULT NULL,
-    ignore_null_updates_except_column_list text[] DEFAULT NULL,
-    once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL,
-    tombstone_retention interval DEFAULT NULL,
-    start_from text  DEFAULT NULL,
-    source_query text DEFAULT NULL,
-    expect         jsonb DEFAULT NULL,
-    expect_or_drop jsonb DEFAULT NULL,
-    expect_or_fail jsonb DEFAULT NULL,
-    on_bad_event   text  DEFAULT 'fail')
-RETURNS void
-AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
-LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text)
-    IS 'declare an AUTO CDC flow from a change table into an SCD target';
-DROP FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text, text);
-CREATE FUNCTION autocdc.create_append_flow(
-    target   text,
-    source   regclass DEFAULT NULL,
-    name     text    DEFAULT NULL,
-    once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL,
-    start_from text  DEFAULT NULL,
-    source_query text DEFAULT NULL,
-    expect         jsonb DEFAULT NULL,
-    expect_or_drop jsonb DEFAULT NULL,
-    expect_or_fail jsonb DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'autocdc_create_append_flow'
-LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_append_flow(text, regclass, text, boolean, text, text, text, jsonb, jsonb, jsonb)
-    IS 'declare a flow that appends new source rows to a target by column name';
+-- (expect, expect_or_drop, expect_or_fail and on_bad_event: at the top)
 -- the new arguments, as the flows' options record every argument
 UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||)
     '{"expect": null, "expect_or_drop": null, "expect_or_fail": null, "on_bad_event": "fail"}'::pg_catalog.jsonb
@@ -733,39 +674,6 @@ COMMENT ON FUNCTION autocdc.drop_expectation(text, text)
     IS 'drop an expectation of a flow';
 
 -- issue 15: columns to update
--- columns_to_update ends create_auto_cdc_flow's arguments: a new signature.
-DROP FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text);
-CREATE FUNCTION autocdc.create_auto_cdc_flow(
-    target      text,
-    source      regclass DEFAULT NULL,
-    keys        text[]   DEFAULT NULL,
-    sequence_by text     DEFAULT NULL,
-    name        text    DEFAULT NULL,
-    stored_as_scd_type int DEFAULT 1,
-    apply_as_deletes   text DEFAULT NULL,
-    apply_as_truncates text DEFAULT NULL,
-    column_list        text[] DEFAULT NULL,
-    except_column_list text[] DEFAULT NULL,
-    track_history_column_list        text[] DEFAULT NULL,
-    track_history_except_column_list text[] DEFAULT NULL,
-    ignore_null_updates boolean DEFAULT false,
-    ignore_null_updates_column_list        text[] DEFAULT NULL,
-    ignore_null_updates_except_column_list text[] DEFAULT NULL,
-    once     boolean DEFAULT false,
-    pipeline text    DEFAULT NULL,
-    tombstone_retention interval DEFAULT NULL,
-    start_from text  DEFAULT NULL,
-    source_query text DEFAULT NULL,
-    expect         jsonb DEFAULT NULL,
-    expect_or_drop jsonb DEFAULT NULL,
-    expect_or_fail jsonb DEFAULT NULL,
-    on_bad_event   text  DEFAULT 'fail',
-    columns_to_update text DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
-LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text)
-    IS 'declare an AUTO CDC flow from a change table into an SCD target';
 -- the new argument, as the flows' options record every argument
 UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||) '{"columns_to_update": null}'::pg_catalog.jsonb
   WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc';
@@ -777,3 +685,46 @@ ALTER TABLE autocdc.quarantine DROP CONSTRAINT quarantine_reason_check;
 ALTER TABLE autocdc.quarantine ADD CONSTRAINT quarantine_reason_check
     CHECK (reason IN ('expectation', 'null_key', 'null_sequence', 'conflict',
                       'conflict_applied', 'unknown_column'));
+
+-- issue 15: bitemporal targets
+-- the normalized system_sequence_by of a bitemporal flow (its sequence_by
+-- holds the ROW(business, system) the fold orders by)
+ALTER TABLE autocdc.flow ADD COLUMN system_sequence_by text;
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||) '{"system_sequence_by": null}'::pg_catalog.jsonb
+  WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc';
+CREATE OR REPLACE VIEW autocdc.flows WITH (security_invoker = true) AS
+SELECT f.name,
+       f.pipeline,
+       f.kind,
+       f.source,
+       f.source_function,
+       f.target,
+       f.keys,
+       f.sequence_by,
+       CASE WHEN f.stored_as_scd_type OPERATOR(pg_catalog.<>) 3 THEN f.stored_as_scd_type END AS scd_type,
+       f.read_mode,
+       f.once,
+       f.owner,
+       f.options,
+       c.snapshot      AS checkpoint,
+       c.snapshot_version,
+       c.once_done_at,
+       c.last_run_at,
+       c.last_status,
+       c.last_error,
+       f.expression_objects,
+       c.last_rows_read,
+       c.runs,
+       c.rows_read_total,
+       c.rows_upserted_total,
+       c.rows_deleted_total,
+       c.rows_skipped_total,
+       c.failures_total,
+       f.settings,
+       t.tombstone_retention,
+       CASE f.stored_as_scd_type WHEN 1 THEN 'scd1' WHEN 2 THEN 'scd2' WHEN 3 THEN 'bitemporal' END AS stored_as,
+       f.system_sequence_by
+  FROM autocdc.flow f
+  LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
+  LEFT JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target;
+COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint, last run and running totals';

@@ -262,12 +262,48 @@ CREATE FUNCTION autocdc.create_auto_cdc_flow(
     expect_or_drop jsonb DEFAULT NULL,
     expect_or_fail jsonb DEFAULT NULL,
     on_bad_event   text  DEFAULT 'fail',
-    columns_to_update text DEFAULT NULL)
+    system_sequence_by text DEFAULT NULL,
+    columns_to_update  text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text)
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, regclass, text[], text, text, int, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text, text)
     IS 'declare an AUTO CDC flow from a change table into an SCD target';
+-- A text overload takes stored_as_scd_type => 'bitemporal' (and '1', '2').
+-- Its stored_as_scd_type comes second and has no default, so that a call
+-- leaving it out resolves to the int overload alone.
+CREATE FUNCTION autocdc.create_auto_cdc_flow(
+    target      text,
+    stored_as_scd_type text,
+    source      regclass DEFAULT NULL,
+    keys        text[]   DEFAULT NULL,
+    sequence_by text     DEFAULT NULL,
+    name        text    DEFAULT NULL,
+    apply_as_deletes   text DEFAULT NULL,
+    apply_as_truncates text DEFAULT NULL,
+    column_list        text[] DEFAULT NULL,
+    except_column_list text[] DEFAULT NULL,
+    track_history_column_list        text[] DEFAULT NULL,
+    track_history_except_column_list text[] DEFAULT NULL,
+    ignore_null_updates boolean DEFAULT false,
+    ignore_null_updates_column_list        text[] DEFAULT NULL,
+    ignore_null_updates_except_column_list text[] DEFAULT NULL,
+    once     boolean DEFAULT false,
+    pipeline text    DEFAULT NULL,
+    tombstone_retention interval DEFAULT NULL,
+    start_from text  DEFAULT NULL,
+    source_query text DEFAULT NULL,
+    expect         jsonb DEFAULT NULL,
+    expect_or_drop jsonb DEFAULT NULL,
+    expect_or_fail jsonb DEFAULT NULL,
+    on_bad_event   text  DEFAULT 'fail',
+    system_sequence_by text DEFAULT NULL,
+    columns_to_update  text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_create_auto_cdc_flow_text'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION autocdc.create_auto_cdc_flow(text, text, regclass, text[], text, text, text, text, text[], text[], text[], text[], boolean, text[], text[], boolean, text, interval, text, text, jsonb, jsonb, jsonb, text, text, text)
+    IS 'declare an AUTO CDC flow with stored_as_scd_type as text: ''1'', ''2'' or ''bitemporal''';
 
 CREATE FUNCTION autocdc.create_auto_cdc_from_snapshot_flow(
     target text,
@@ -678,3 +714,46 @@ ALTER TABLE autocdc.quarantine DROP CONSTRAINT quarantine_reason_check;
 ALTER TABLE autocdc.quarantine ADD CONSTRAINT quarantine_reason_check
     CHECK (reason IN ('expectation', 'null_key', 'null_sequence', 'conflict',
                       'conflict_applied', 'unknown_column'));
+
+-- issue 15: bitemporal targets
+-- the normalized system_sequence_by of a bitemporal flow (its sequence_by
+-- holds the ROW(business, system) the fold orders by)
+ALTER TABLE autocdc.flow ADD COLUMN system_sequence_by text;
+UPDATE autocdc.flow SET options = options OPERATOR(pg_catalog.||) '{"system_sequence_by": null}'::pg_catalog.jsonb
+  WHERE kind OPERATOR(pg_catalog.=) 'auto_cdc';
+CREATE OR REPLACE VIEW autocdc.flows WITH (security_invoker = true) AS
+SELECT f.name,
+       f.pipeline,
+       f.kind,
+       f.source,
+       f.source_function,
+       f.target,
+       f.keys,
+       f.sequence_by,
+       CASE WHEN f.stored_as_scd_type OPERATOR(pg_catalog.<>) 3 THEN f.stored_as_scd_type END AS scd_type,
+       f.read_mode,
+       f.once,
+       f.owner,
+       f.options,
+       c.snapshot      AS checkpoint,
+       c.snapshot_version,
+       c.once_done_at,
+       c.last_run_at,
+       c.last_status,
+       c.last_error,
+       f.expression_objects,
+       c.last_rows_read,
+       c.runs,
+       c.rows_read_total,
+       c.rows_upserted_total,
+       c.rows_deleted_total,
+       c.rows_skipped_total,
+       c.failures_total,
+       f.settings,
+       t.tombstone_retention,
+       CASE f.stored_as_scd_type WHEN 1 THEN 'scd1' WHEN 2 THEN 'scd2' WHEN 3 THEN 'bitemporal' END AS stored_as,
+       f.system_sequence_by
+  FROM autocdc.flow f
+  LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
+  LEFT JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target;
+COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint, last run and running totals';

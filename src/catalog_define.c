@@ -324,12 +324,12 @@ void
 acdc_catalog_insert_flow(FlowSpec *spec, const char *source_function,
 					List *expression_objects)
 {
-	Oid			types[20] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
+	Oid			types[21] = {TEXTOID, TEXTOID, OIDOID, OIDOID, TEXTARRAYOID,
 		TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID,
 		BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID,
-	TEXTOID, TEXTOID};
-	Datum		vals[20];
-	char		nulls[20];
+	TEXTOID, TEXTOID, TEXTOID};
+	Datum		vals[21];
+	char		nulls[21];
 
 	memset(nulls, ' ', sizeof(nulls));
 #define SET_TEXT(i, v) do { if (v) vals[i] = CStringGetTextDatum(v); else nulls[i] = 'n'; } while (0)
@@ -357,6 +357,7 @@ acdc_catalog_insert_flow(FlowSpec *spec, const char *source_function,
 	SET_TEXT(15, source_function);
 	SET_TEXT(18, spec->source_query);
 	SET_TEXT(19, spec->version_query);
+	SET_TEXT(20, spec->sys_norm);
 #undef SET_TEXT
 	vals[16] = acdc_list_to_text_array(expression_objects);
 	vals[17] = autocdc_current_settings();
@@ -364,12 +365,12 @@ acdc_catalog_insert_flow(FlowSpec *spec, const char *source_function,
 	acdc_catalog_exec(psprintf("INSERT INTO autocdc.flow (name, pipeline, kind, target, source, keys, "
 						  "  sequence_by, stored_as_scd_type, apply_as_deletes, apply_as_truncates, "
 						  "  columns, ignore_null_columns, once, read_mode, owner, options, source_function, "
-						  "  expression_objects, settings, source_query, version_query) "
+						  "  expression_objects, settings, source_query, version_query, system_sequence_by) "
 						  "VALUES ($1, $2, $15, $3::pg_catalog.regclass, $4::pg_catalog.regclass, "
 						  "  $5, $6, $7, $8, $9, $10, $11, $12, $13, %u::pg_catalog.oid::pg_catalog.regrole, "
-						  "  $14::pg_catalog.jsonb, $16, $17, $18, $19, $20)",
+						  "  $14::pg_catalog.jsonb, $16, $17, $18, $19, $20, $21)",
 						  GetUserId()),
-				 20, types, vals, nulls);
+				 21, types, vals, nulls);
 }
 
 /* A new flow's columns_to_update column, after its row. */

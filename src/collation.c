@@ -72,7 +72,7 @@ acdc_column_collation(Oid relid, const char *col)
 Oid
 acdc_state_seq_collation(Oid state, int scd_type)
 {
-	return acdc_column_collation(state, scd_type == 2 ? "__autocdc_seq" : "__autocdc_upsert_seq");
+	return acdc_column_collation(state, ACDC_KEEPS_EVENTS(scd_type) ? "__autocdc_seq" : "__autocdc_upsert_seq");
 }
 
 /* The collations of a composite type's fields, as a list. */
@@ -237,7 +237,8 @@ acdc_check_run_collations(FlowDef *f)
 	char	   *seq_origin = "the sequence";
 	ListCell   *lc;
 
-	if (f->kind == FLOW_APPEND || !OidIsValid(f->state))
+	/* a bitemporal flow's sequence type was made from its expressions' collations */
+	if (f->kind == FLOW_APPEND || !OidIsValid(f->state) || f->scd_type == ACDC_BITEMPORAL)
 		return;
 	memset(&m, 0, sizeof(m));
 	initStringInfo(&m.detail);

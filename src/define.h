@@ -35,6 +35,7 @@ typedef struct FlowSpec
 	List	   *ignore_null;	/* partial-update columns */
 	char	   *columns_to_update;	/* its text[] column of the events' columns, or NULL */
 	char	   *sequence_by;
+	char	   *system_sequence_by;	/* bitemporal flows */
 	char	   *deletes;
 	char	   *truncates;
 	bool		once;
@@ -51,6 +52,8 @@ typedef struct FlowSpec
 	Oid			seq_coll;		/* the sequence's collation, InvalidOid if none */
 	List	   *seq_row_colls;	/* field collations of a ROW(...) sequence */
 	char	   *seq_norm;		/* expressions, names resolved, search_path-proof */
+	char	   *biz_norm;		/* bitemporal: the two parts of seq_norm */
+	char	   *sys_norm;
 	char	   *deletes_norm;
 	char	   *truncates_norm;
 	Oid			target;
@@ -135,6 +138,14 @@ extern void acdc_scd2_add_history_columns(FlowSpec *spec);
 extern Oid	acdc_scd2_create_event_store(FlowSpec *spec, Oid owner);
 extern void acdc_scd2_extend_event_store(FlowSpec *spec, Oid events);
 extern void acdc_scd2_create_as_of(FlowSpec *spec, Oid owner);
+
+/* define_bitemp.c */
+extern const char *acdc_scd_type_name(int scd_type);
+extern void acdc_bt_check_args(FlowSpec *spec, List *track_list, List *track_except);
+extern void acdc_bt_wrap_sequence(FlowSpec *spec);
+extern void acdc_bt_add_history_columns(FlowSpec *spec);
+extern void acdc_bt_check_existing_target(FlowSpec *spec, Oid relid);
+extern void acdc_bt_create_functions(FlowSpec *spec, Oid owner);
 
 /* drop_deps.c */
 extern void acdc_define_drop_unused_composites(void);

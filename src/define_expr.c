@@ -209,11 +209,52 @@ analyze_bool(FlowSpec *spec, const char *expr, const char *what)
 	return norm;
 }
 
+/* One of a bitemporal flow's sequences: a sortable type of its own, not a ROW(...). */
+static char *
+analyze_bt_part(FlowSpec *spec, const char *expr, const char *what)
+{
+	Node	   *node;
+	char	   *norm = analyze_expr(spec, expr, what, &node);
+	Oid			typid = exprType(node);
+
+	if (typid == RECORDOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s of a bitemporal flow cannot be a ROW(...) expression", what),
+				 errhint("Use a column or expression of one type with a default btree ordering.")));
+	acdc_define_require_sortable(typid, what);
+	spec->seq_row_types = lappend_oid(spec->seq_row_types, typid);
+	spec->seq_row_typmods = lappend_int(spec->seq_row_typmods, exprTypmod(node));
+	spec->seq_row_colls = lappend_oid(spec->seq_row_colls, acdc_expr_collation(node, what));
+	return norm;
+}
+
+/*
+ * A bitemporal flow's events are sequenced by ROW(business, system): the
+ * fold orders them so, and the event store is keyed by it (its composite
+ * type is made as for a ROW(...) sequence_by).
+ */
+static void
+analyze_bitemporal(FlowSpec *spec)
+{
+	spec->biz_norm = analyze_bt_part(spec, spec->sequence_by, "sequence_by");
+	spec->sys_norm = analyze_bt_part(spec, spec->system_sequence_by, "system_sequence_by");
+	spec->seq_norm = psprintf("ROW(%s, %s)", spec->biz_norm, spec->sys_norm);
+	spec->seq_type = RECORDOID;
+	spec->seq_coll = InvalidOid;
+}
+
 void
 acdc_define_analyze_expressions(FlowSpec *spec)
 {
 	Node	   *node;
 
+	if (spec->scd_type == ACDC_BITEMPORAL)
+	{
+		analyze_bitemporal(spec);
+		spec->deletes_norm = analyze_bool(spec, spec->deletes, "apply_as_deletes");
+		return;
+	}
 	spec->seq_norm = analyze_expr(spec, spec->sequence_by, "sequence_by", &node);
 	spec->seq_type = exprType(node);
 	spec->seq_coll = acdc_expr_collation(node, "sequence_by");

@@ -64,7 +64,7 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 		if (acdc_list_has_string(tracked, col))
 			continue;
 		added = lappend(added, col);
-		if (spec->scd_type == 2)
+		if (ACDC_KEEPS_EVENTS(spec->scd_type))
 			continue;			/* the event store records inheritance per event */
 		acdc_spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qstate,
 						  quote_identifier(col), seqtype),
@@ -296,6 +296,11 @@ register_target(FlowSpec *spec, Oid owner)
 							tname, format_type_be(seqtype)),
 					 errdetail("Flows into one target share one ordering.")));
 		acdc_define_check_seq_collation(spec, state, composite);
+		if (spec->scd_type == ACDC_BITEMPORAL)
+		{
+			acdc_bt_wrap_sequence(spec);
+			acdc_scd2_extend_event_store(spec, state);
+		}
 		if (spec->scd_type == 2)
 		{
 			agree_on_tracking(spec, state, reg.track_columns);
@@ -319,7 +324,15 @@ register_target(FlowSpec *spec, Oid owner)
 									  acdc_type_qualified_name(composite));
 			spec->seq_type = composite;
 		}
-		if (spec->scd_type == 2)
+		if (spec->scd_type == ACDC_BITEMPORAL)
+		{
+			if (spec->target_created)
+				acdc_bt_add_history_columns(spec);
+			state = acdc_scd2_create_event_store(spec, owner);
+			acdc_bt_create_functions(spec, owner);
+			acdc_bt_wrap_sequence(spec);
+		}
+		else if (spec->scd_type == 2)
 		{
 			if (spec->target_created)
 				acdc_scd2_add_history_columns(spec);
@@ -524,6 +537,17 @@ acdc_define_create_flow(FlowSpec *spec)
 							: "an AUTO CDC flow cannot write to \"%s\", the target of append flows",
 							get_rel_name(existing)),
 					 errdetail("An AUTO CDC target holds what its flows fold; rows appended beside them would not be part of it.")));
+		if (registered && !append && scd != spec->scd_type &&
+			(spec->scd_type == ACDC_BITEMPORAL || scd == ACDC_BITEMPORAL))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 snapshot ? errmsg("a snapshot flow cannot write to \"%s\", a bitemporal target",
+									   get_rel_name(existing)) :
+					 errmsg("flow \"%s\" must be %s like the other flows into \"%s\"",
+							spec->name, acdc_scd_type_name(scd), get_rel_name(existing)),
+					 snapshot ? errdetail("Snapshots cannot be folded into a bitemporal target.") :
+					 errdetail("Flows into one target agree on keys, SCD type and sequence type."),
+					 snapshot ? errhint("Feed the target with AUTO CDC flows only.") : 0));
 		if (registered && !append && scd != spec->scd_type)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

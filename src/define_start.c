@@ -59,6 +59,12 @@ acdc_define_refuse_start_now(FlowSpec *spec)
 				 errmsg("start_from => 'now' does not apply to snapshot flows"),
 				 errdetail("A snapshot flow compares each snapshot with the whole target: its first snapshot keeps the target's rows that it holds, changes those that differ and deletes the others."),
 				 errhint("Leave start_from out.")));
+	if (spec->scd_type == ACDC_BITEMPORAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("start_from => 'now' does not apply to bitemporal flows"),
+				 errdetail("A bitemporal target is a function of the events read; rows it holds before them would be no event's."),
+				 errhint("Leave start_from out.")));
 	if (!spec->incremental)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

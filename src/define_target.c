@@ -491,7 +491,9 @@ check_scd_target(FlowSpec *spec, Oid relid)
 								  "The target's unique index matches keys in the collation of its column; the flow would match them in the source's.",
 								  false);
 	}
-	if (spec->scd_type == 2)
+	if (spec->scd_type == ACDC_BITEMPORAL)
+		acdc_bt_check_existing_target(spec, relid);
+	else if (spec->scd_type == 2)
 		acdc_scd2_check_existing_target(spec, relid);
 	else if (!acdc_define_has_unique_index(relid, spec->keys))
 	{

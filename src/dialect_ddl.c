@@ -157,9 +157,11 @@ function_call_text(const char *flow, const char *kind, List *opts)
 	ListCell   *lc;
 	bool		first = true;
 
+	/* create_auto_cdc_flow's int overload (its text one has the arguments in another order) */
 	if (SPI_execute_with_args("SELECT p.proargnames FROM pg_catalog.pg_proc p "
 							  "WHERE p.pronamespace OPERATOR(pg_catalog.=) 'autocdc'::pg_catalog.regnamespace "
-							  "AND p.proname OPERATOR(pg_catalog.=) $1",
+							  "AND p.proname OPERATOR(pg_catalog.=) $1 "
+							  "AND p.prosrc OPERATOR(pg_catalog.!~~) '%\\_text'",
 							  1, &type, &value, NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "function autocdc.%s not found", function_of(kind));
 	argnames = datum_to_list(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -302,7 +304,7 @@ static const char *const cdc_keys[] = {
 	"track_history_column_list", "track_history_except_column_list",
 	"ignore_null_updates", "ignore_null_updates_column_list",
 	"ignore_null_updates_except_column_list", "once", "expect", "expect_or_drop",
-	"expect_or_fail", "tombstone_retention", "columns_to_update", NULL
+	"expect_or_fail", "tombstone_retention", "system_sequence_by", "columns_to_update", NULL
 };
 static const char *const snapshot_keys[] = {
 	"target", "source", "snapshot_query", "version_query", "keys", "stored_as_scd_type",
@@ -481,10 +483,15 @@ create_flow_text(const char *flow, const char *kind, List *opts)
 	if ((a = find_arg(opts, "sequence_by")) != NULL)
 		appendStringInfo(&buf, "\n  SEQUENCE BY %s", dialect_text(a->text));
 	append_column_clause(&buf, opts, "COLUMNS", "column_list", "except_column_list");
+	if ((a = find_arg(opts, "system_sequence_by")) != NULL)
+		appendStringInfo(&buf, "\n  SYSTEM SEQUENCE BY %s", dialect_text(a->text));
 	if ((a = find_arg(opts, "columns_to_update")) != NULL)
 		appendStringInfo(&buf, "\n  COLUMNS TO UPDATE %s", dialect_ident(a->text));
-	if ((a = find_arg(opts, "stored_as_scd_type")) != NULL)
-		appendStringInfo(&buf, "\n  STORED AS SCD TYPE %d", a->ival);
+	if ((a = find_arg(opts, "stored_as_scd_type")) != NULL && a->type == DL_TEXT &&
+		pg_strcasecmp(a->text, "bitemporal") == 0)
+		appendStringInfoString(&buf, "\n  STORED AS BITEMPORAL");
+	else if (a != NULL)
+		appendStringInfo(&buf, "\n  STORED AS SCD TYPE %d", a->type == DL_TEXT ? atoi(a->text) : a->ival);
 	append_column_clause(&buf, opts, "TRACK HISTORY ON", "track_history_column_list",
 						 "track_history_except_column_list");
 	appendStringInfoChar(&buf, ';');
@@ -514,10 +521,16 @@ same_arg(DlArg *a, DlArg *o)
 	{
 		case DL_TEXT:
 		case DL_REGCLASS:
+			if (strcmp(a->name, "stored_as_scd_type") == 0)
+				return o->type == DL_TEXT && pg_strcasecmp(a->text, o->text) == 0;
 			return o->type == DL_TEXT && strcmp(a->text, o->text) == 0;
 		case DL_TEXTS:
 			return o->type == DL_TEXTS && acdc_same_string_lists(a->list, o->list);
 		case DL_INT:
+			/* stored_as_scd_type => '2' (text) is STORED AS SCD TYPE 2 */
+			if (o->type == DL_TEXT)
+				return strcmp(o->text, psprintf("%d", a->ival)) == 0;
+			return o->type == a->type && a->ival == o->ival;
 		case DL_BOOL:
 			return o->type == a->type && a->ival == o->ival;
 		case DL_JSONB:

@@ -29,11 +29,12 @@ enum
 {
 	C_KEYS = 1 << 0, C_IGNORE = 1 << 1, C_DELETE = 1 << 2, C_TRUNCATE = 1 << 3,
 	C_SEQUENCE = 1 << 4, C_COLUMNS = 1 << 5, C_STORED = 1 << 6, C_TRACK = 1 << 7,
-	C_VERSION = 1 << 8, C_COMMENT = 1 << 9, C_PROPS = 1 << 10, C_TO_UPDATE = 1 << 11
+	C_VERSION = 1 << 8, C_COMMENT = 1 << 9, C_PROPS = 1 << 10, C_TO_UPDATE = 1 << 11,
+	C_SYSTEM = 1 << 12
 };
 
 static const char *const cdc_clause_list =
-"KEYS, IGNORE NULL UPDATES, APPLY AS DELETE WHEN, APPLY AS TRUNCATE WHEN, SEQUENCE BY, COLUMNS, COLUMNS TO UPDATE, STORED AS, TRACK HISTORY ON";
+"KEYS, IGNORE NULL UPDATES, APPLY AS DELETE WHEN, APPLY AS TRUNCATE WHEN, SEQUENCE BY, SYSTEM SEQUENCE BY, COLUMNS, COLUMNS TO UPDATE, STORED AS, TRACK HISTORY ON";
 static const char *const snapshot_clauses = "WITH VERSION, KEYS, STORED AS, TRACK HISTORY ON";
 
 void
@@ -355,10 +356,8 @@ stored_as(P *p, DlStmt *st, bool snapshot)
 	{
 		if (snapshot)
 			dl_syntax_error(p->s, p->i - 1, "A snapshot flow is stored as SCD TYPE 1 or SCD TYPE 2.");
-		p->i--;
-		clause_error(p, ERRCODE_FEATURE_NOT_SUPPORTED,
-					 "STORED AS BITEMPORAL is not supported yet",
-					 "Bitemporal targets are a later release's; use STORED AS SCD TYPE 2.");
+		dl_add_arg(st, "stored_as_scd_type", DL_TEXT, pstrdup("bitemporal"), NIL, 0);
+		return;
 	}
 	expect(p, "scd", "STORED AS takes SCD TYPE 1, SCD TYPE 2 or BITEMPORAL.");
 	expect(p, "type", NULL);
@@ -450,10 +449,12 @@ cdc_clauses(P *p, DlStmt *st)
 			once_only(p, C_SEQUENCE, "SEQUENCE BY");
 			dl_add_arg(st, "sequence_by", DL_TEXT, expression(p, true), NIL, 0);
 		}
-		else if (word(p, "system") && word_at(p, 1, "sequence"))
-			clause_error(p, ERRCODE_FEATURE_NOT_SUPPORTED,
-						 "SYSTEM SEQUENCE BY is not supported yet",
-						 "It orders the system time of bitemporal targets, which are a later release's.");
+		else if (word(p, "system") && word_at(p, 1, "sequence") && word_at(p, 2, "by"))
+		{
+			p->i += 3;
+			once_only(p, C_SYSTEM, "SYSTEM SEQUENCE BY");
+			dl_add_arg(st, "system_sequence_by", DL_TEXT, expression(p, true), NIL, 0);
+		}
 		else if (word(p, "columns") && word_at(p, 1, "to"))
 		{
 			p->i += 2;

@@ -33,7 +33,8 @@
 PG_FUNCTION_INFO_V1(autocdc_on_drop_start);
 
 /*
- * The as_of functions (of targets with flows or not any more) that lost
+ * The as_of functions (SCD 2: as_of; bitemporal: as_of and history_as_of)
+ * of targets with flows or not any more that lost
  * their dependency on the table whose row type is their first argument.
  */
 #define LOST_AS_OF_SQL \
@@ -41,7 +42,8 @@ PG_FUNCTION_INFO_V1(autocdc_on_drop_start);
 	"  JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) p.proargtypes[0] " \
 	"  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.typrelid " \
 	" WHERE p.pronamespace OPERATOR(pg_catalog.=) $1 " \
-	"   AND p.proname OPERATOR(pg_catalog.=) 'as_of' AND p.pronargs OPERATOR(pg_catalog.=) 2 " \
+	"   AND (p.proname OPERATOR(pg_catalog.=) 'as_of' AND p.pronargs OPERATOR(pg_catalog.=) ANY ('{2,3}'::pg_catalog.int2[]) " \
+	"        OR p.proname OPERATOR(pg_catalog.=) 'history_as_of' AND p.pronargs OPERATOR(pg_catalog.=) 2) " \
 	"   AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[]) AND NOT EXISTS " \
 	"  (SELECT 1 FROM pg_catalog.pg_depend d " \
 	"    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass " \

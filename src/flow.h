@@ -17,6 +17,15 @@ typedef enum FlowKind
 	FLOW_APPEND					/* 'append': inserts source rows */
 } FlowKind;
 
+/*
+ * stored_as_scd_type of a bitemporal flow, as FlowDef.scd_type and
+ * autocdc.flow.stored_as_scd_type / autocdc.target.scd_type keep it
+ * (autocdc.flows shows NULL and stored_as 'bitemporal').  SCD 2 and
+ * bitemporal targets keep an event store.
+ */
+#define ACDC_BITEMPORAL 3
+#define ACDC_KEEPS_EVENTS(scd_type) ((scd_type) == 2 || (scd_type) == ACDC_BITEMPORAL)
+
 /* An expectation of a flow (expect.c): a condition over the source row. */
 typedef enum ExpectAction
 {

@@ -29,6 +29,7 @@
 #include "utils/typcache.h"
 
 PG_FUNCTION_INFO_V1(autocdc_create_auto_cdc_flow);
+PG_FUNCTION_INFO_V1(autocdc_create_auto_cdc_flow_text);
 
 static List *resolve_list(FlowSpec *spec, List *names, const char *what);
 
@@ -160,6 +161,30 @@ acdc_define_scd_type_arg(FunctionCallInfo fcinfo, int n)
 	return scd_type;
 }
 
+/*
+ * stored_as_scd_type given as text (the reference system's spelling): '1',
+ * '2' or 'bitemporal'.
+ */
+static int
+scd_type_text_arg(FunctionCallInfo fcinfo, int n)
+{
+	char	   *s;
+
+	acdc_define_require_arg(fcinfo, n, "stored_as_scd_type");
+	s = acdc_define_text_arg(fcinfo, n);
+	if (strcmp(s, "1") == 0)
+		return 1;
+	if (strcmp(s, "2") == 0)
+		return 2;
+	if (pg_strcasecmp(s, "bitemporal") == 0)
+		return ACDC_BITEMPORAL;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("stored_as_scd_type must be 1, 2 or 'bitemporal', not %s",
+					quote_literal_cstr(s))));
+	return 0;					/* keep compiler quiet */
+}
+
 void
 acdc_define_refuse_both(List *a, List *b, const char *aname, const char *bname)
 {
@@ -181,7 +206,7 @@ enum
 	ARG_TRACK_LIST, ARG_TRACK_EXCEPT, ARG_IGNORE_NULL, ARG_IGNORE_NULL_LIST,
 	ARG_IGNORE_NULL_EXCEPT, ARG_ONCE, ARG_PIPELINE, ARG_RETENTION, ARG_START_FROM,
 	ARG_SOURCE_QUERY, ARG_EXPECT, ARG_EXPECT_OR_DROP, ARG_EXPECT_OR_FAIL, ARG_ON_BAD_EVENT,
-	ARG_COLUMNS_TO_UPDATE
+	ARG_SYSTEM_SEQUENCE_BY, ARG_COLUMNS_TO_UPDATE, ARG_COUNT
 };
 
 static const char *const arg_names[] = {
@@ -191,12 +216,31 @@ static const char *const arg_names[] = {
 	"track_history_except_column_list", "ignore_null_updates",
 	"ignore_null_updates_column_list", "ignore_null_updates_except_column_list",
 	"once", "pipeline", "tombstone_retention", "start_from", "source_query",
-	"expect", "expect_or_drop", "expect_or_fail", "on_bad_event", "columns_to_update"
+	"expect", "expect_or_drop", "expect_or_fail", "on_bad_event",
+	"system_sequence_by", "columns_to_update"
 };
+
+/* The argument types of the int overload, for the text one's options. */
+static const Oid arg_types[] = {
+	TEXTOID, REGCLASSOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
+	TEXTOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+	BOOLOID, TEXTARRAYOID, TEXTARRAYOID, BOOLOID, TEXTOID, INTERVALOID, TEXTOID,
+	TEXTOID, JSONBOID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID
+};
+
+static char *options_json(FunctionCallInfo fcinfo, int nargs,
+						  const char *const *names, const Oid *types);
 
 /* The arguments as given, as a jsonb text kept in autocdc.flow.options. */
 char *
 acdc_define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *names)
+{
+	return options_json(fcinfo, nargs, names, NULL);
+}
+
+/* types: the arguments' types, or NULL for the call's */
+static char *
+options_json(FunctionCallInfo fcinfo, int nargs, const char *const *names, const Oid *types)
 {
 	StringInfoData buf;
 
@@ -204,7 +248,7 @@ acdc_define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *
 	appendStringInfoChar(&buf, '{');
 	for (int i = 0; i < nargs; i++)
 	{
-		Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, i);
+		Oid			typid = types ? types[i] : get_fn_expr_argtype(fcinfo->flinfo, i);
 		Oid			outfn;
 		bool		isvarlena;
 		char	   *val;
@@ -259,8 +303,40 @@ acdc_define_options_json(FunctionCallInfo fcinfo, int nargs, const char *const *
 	return buf.data;
 }
 
+static Datum create_flow(FunctionCallInfo fcinfo, bool text_type);
+
 Datum
 autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
+{
+	return create_flow(fcinfo, false);
+}
+
+/*
+ * The text overload: (target, stored_as_scd_type text, then the int
+ * overload's arguments without it).  Its stored_as_scd_type has no
+ * default, so that a call leaving it out resolves to the int overload
+ * only; called with the arguments in the int overload's places.
+ */
+Datum
+autocdc_create_auto_cdc_flow_text(PG_FUNCTION_ARGS)
+{
+	LOCAL_FCINFO(inner, ARG_COUNT);
+
+	acdc_define_require_nargs(fcinfo, ARG_COUNT);
+	InitFunctionCallInfoData(*inner, fcinfo->flinfo, ARG_COUNT, fcinfo->fncollation,
+							 NULL, NULL);
+	for (int i = 0; i < ARG_COUNT; i++)
+	{
+		int			from = i == ARG_SCD_TYPE ? 1 :
+		(i > ARG_TARGET && i < ARG_SCD_TYPE) ? i + 1 : i;
+
+		inner->args[i] = fcinfo->args[from];
+	}
+	return create_flow(inner, true);
+}
+
+static Datum
+create_flow(FunctionCallInfo fcinfo, bool text_type)
 {
 	FlowSpec	spec;
 	List	   *column_list,
@@ -303,8 +379,11 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 	ignore_list = acdc_define_list_arg(fcinfo, ARG_IGNORE_NULL_LIST);
 	ignore_except = acdc_define_list_arg(fcinfo, ARG_IGNORE_NULL_EXCEPT);
 
-	scd_type = acdc_define_scd_type_arg(fcinfo, ARG_SCD_TYPE);
+	scd_type = text_type ? scd_type_text_arg(fcinfo, ARG_SCD_TYPE) :
+		acdc_define_scd_type_arg(fcinfo, ARG_SCD_TYPE);
 	spec.scd_type = scd_type;
+	spec.system_sequence_by = acdc_define_text_arg(fcinfo, ARG_SYSTEM_SEQUENCE_BY);
+	acdc_bt_check_args(&spec, track_list, track_except);
 
 	if (scd_type == 2 && spec.truncates != NULL)
 		ereport(ERROR,
@@ -342,7 +421,10 @@ autocdc_create_auto_cdc_flow(PG_FUNCTION_ARGS)
 				 errdetail("With columns_to_update, each event lists the columns it sets, NULL values included."),
 				 errhint("Remove the ignore_null_updates options, or columns_to_update.")));
 
-	spec.options_json = acdc_define_options_json(fcinfo, lengthof(arg_names), arg_names);
+	StaticAssertStmt(lengthof(arg_names) == ARG_COUNT && lengthof(arg_types) == ARG_COUNT,
+					 "one name and type per argument");
+	spec.options_json = options_json(fcinfo, ARG_COUNT, arg_names,
+									 text_type ? arg_types : NULL);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

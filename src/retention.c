@@ -198,6 +198,11 @@ autocdc_compact(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	acdc_catalog_check_version();
 	f = load_compact_target(target);
+	if (f->scd_type == ACDC_BITEMPORAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("autocdc.compact() does not apply to bitemporal target \"%s\"", get_rel_name(target)),
+				 errdetail("A bitemporal target keeps every event: a late event in system time may rewrite any belief.")));
 	/* what the former owner attached to the state must not run as this one */
 	f->run_as = owner;
 	acdc_flow_require_aux_owned(f);

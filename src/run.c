@@ -179,7 +179,7 @@ check_target_not_emptied(FlowDef *f)
 {
 	acdc_spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND EXISTS (SELECT 1 FROM %s WHERE %s)",
 					  acdc_rel_qualified_name(f->target), acdc_rel_qualified_name(f->state),
-					  f->scd_type == 2 ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
+					  ACDC_KEEPS_EVENTS(f->scd_type) ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
 					  : "__autocdc_deleted_at IS NULL"),
 			 0, NULL, NULL, NULL, true);
 	if (acdc_spi_bool(0, 1))
@@ -403,7 +403,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 			new_t = f->truncate_seq;
 			break;
 		case FLOW_AUTO_CDC:
-			if (f->scd_type == 2)
+			if (ACDC_KEEPS_EVENTS(f->scd_type))
 				acdc_scd2_apply(f, &p, &r->counts);
 			else
 				new_t = acdc_scd1_apply(f, &p, &r->counts);

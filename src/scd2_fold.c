@@ -208,8 +208,8 @@ acdc_value_list(Fold2 *F, const char *alias)
 }
 
 /* Folds one key's events (sorted) into versions, appended to out. */
-static void
-fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
+void
+acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 {
 	Datum	   *run = palloc0(sizeof(Datum) * Max(F->nvals, 1));	/* latest setter's values */
 	bool	   *run_null = palloc(sizeof(bool) * Max(F->nvals, 1));
@@ -361,6 +361,8 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 	memset(&F, 0, sizeof(F));
 	F.ev = ev;
 	fold2_setup(&F, f, c);
+	if (f->scd_type == ACDC_BITEMPORAL)
+		acdc_bt_setup(&F);
 	counts->read = ev->nread;
 	counts->upserted = counts->deleted = counts->skipped = 0;
 	chunk_cxt = AllocSetContextCreate(ev->cxt, "autocdc SCD 2 chunk",
@@ -387,6 +389,14 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 		acdc_check_stored(&F);
 		acdc_read_stored(&F, acdc_read_modes(&F), &inp, &ninp, &old, &nold);
 		INSTR_TIME_SET_CURRENT(t[2]);
+		if (F.bt)
+		{
+			/* every touched key's stored events and rows: its beliefs folded again */
+			acdc_progress_phase(ACDC_PHASE_WRITING);
+			acdc_bt_fold_write(&F, inp, ninp, counts);
+			acdc_progress_add_rows(counts->upserted + counts->deleted - written);
+			goto chunk_done;
+		}
 		nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
 		for (uint64 i = 0; i < ninp;)
 		{
@@ -395,7 +405,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 			CHECK_FOR_INTERRUPTS();
 			while (n < ninp && inp[n].key == inp[i].key)
 				n++;
-			fold_key(&F, &inp[i], n - i, nv, &nnew);
+			acdc_fold_key(&F, &inp[i], n - i, nv, &nnew);
 			i = n;
 		}
 		INSTR_TIME_SET_CURRENT(t[3]);
@@ -409,6 +419,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 		elog(DEBUG1, "autocdc: flow \"%s\": keys %u to %u: stored read in %.1f ms, folded in %.1f ms, written in %.1f ms",
 			 f->name, first, k - 1, INSTR_TIME_GET_MILLISEC(t[2]), INSTR_TIME_GET_MILLISEC(t[3]),
 			 INSTR_TIME_GET_MILLISEC(t[0]));
+chunk_done:
 		/* the results the fold's values pointed into */
 		for (int i = 0; i < lengthof(F.stored); i++)
 		{
@@ -456,6 +467,9 @@ acdc_scd2_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	counts->read += below.read;
 	counts->skipped += below.skipped;
 	acdc_progress_add_events(below.read);
+	/* a bitemporal target keeps every event: a late one may rewrite any belief */
+	if (f->scd_type == ACDC_BITEMPORAL)
+		return;
 	acdc_progress_phase(ACDC_PHASE_PURGING);
 	acdc_scd2_purge_tombstones(f);
 }

@@ -82,6 +82,7 @@ typedef struct Fold2
 	Ev		   *evs;			/* the batch's distinct events, by key and sequence */
 	uint64		nevs;
 	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
+	struct BtFold *bt;			/* a bitemporal target's (bitemp_fold.c), or NULL */
 } Fold2;
 
 
@@ -111,7 +112,15 @@ extern void acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp,
 						Version **old, uint64 *nold);
 
 /* scd2_write.c */
+extern void acdc_write_new_events(Fold2 *F, FlowCounts *counts);
 extern void acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv,
 					  uint64 nnew, FlowCounts *counts);
+
+/* scd2_fold.c: one key's events (sorted) into versions, appended to out */
+extern void acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout);
+
+/* bitemp_fold.c: the bitemporal fold over SCD 2's chunks and store */
+extern void acdc_bt_setup(Fold2 *F);
+extern void acdc_bt_fold_write(Fold2 *F, Ev *inp, uint64 ninp, FlowCounts *counts);
 
 #endif							/* AUTOCDC_SCD2_FOLD_H */

@@ -135,7 +135,8 @@ acdc_read_keys(Fold2 *F)
 	appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff a "
 					 "LEFT JOIN LATERAL (SELECT o.ctid, o.tableoid, o.* FROM %s o WHERE ", F->c->qtarget);
 	acdc_append_keys_match(&sql, f, "o", "a");
-	appendStringInfoString(&sql, " AND o.__end_at IS NULL OFFSET 0) o ON true");
+	appendStringInfo(&sql, " AND o.__end_at IS NULL%s OFFSET 0) o ON true",
+					 F->bt ? " AND o.__system_end_at IS NULL" : "");
 	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	tt = F->stored[2] = SPI_tuptable;
 	for (uint64 r = 0; r < SPI_processed; r++)
@@ -269,9 +270,10 @@ acdc_read_modes(Fold2 *F)
 			continue;
 		m->touched = true;
 		m->smin = e->seq;		/* events are in sequence order */
-		m->anchored = m->openv != NULL &&
+		m->anchored = m->openv != NULL && F->bt == NULL &&
 			(!m->has_max || events_seq_cmp(ev, m->max_stored, m->smin) < 0);
-		if (m->anchored)
+		/* bitemporal: every stored event of the key (no delete bounds a belief) */
+		if (m->anchored || F->bt)
 			continue;
 		acdc_put_key(F, e->key, NULL, values, nulls);
 		values[base] = e->seq;
@@ -370,7 +372,7 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 
 		/* two branches, so that each is a range scan of the (keys, __start_at) index */
 		resetStringInfo(&sql);
-		for (int branch = 0; branch < 2; branch++)
+		for (int branch = 0; branch < 2 && F->bt == NULL; branch++)
 		{
 			if (branch > 0)
 				appendStringInfoString(&sql, " UNION ALL ");
@@ -386,9 +388,12 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 				appendStringInfoString(&sql, " OFFSET 0) t WHERE m.__autocdc_pdel IS NOT NULL");
 			}
 		}
-		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-		ver_tt = SPI_tuptable;
-		nver = SPI_processed;
+		if (F->bt == NULL)
+		{
+			acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+			ver_tt = SPI_tuptable;
+			nver = SPI_processed;
+		}
 	}
 	F->stored[0] = ev_tt;
 	F->stored[1] = ver_tt;

@@ -136,6 +136,49 @@ put_keyed_values(Fold2 *F, uint32 key, Datum *keys, Datum *vals, bool *vnulls,
 	return at;
 }
 
+/* The chunk's new events into the store. */
+void
+acdc_write_new_events(Fold2 *F, FlowCounts *counts)
+{
+	int			nk = F->ev->nkeys;
+	BatchRelation newev;
+	TupleDesc	edesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 3);
+	int			natts = 1 + nk + F->nvals + 3;
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *nulls = palloc(sizeof(bool) * natts);
+
+	acdc_init_value_entries(F, edesc, 2 + nk);
+	acdc_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
+	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
+	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
+	acdc_batch_relation_begin(&newev, "__autocdc_newev", edesc);
+	for (uint64 k = 0; k < F->nevs; k++)
+	{
+		Ev		   *e = &F->evs[k];
+		char		kind[2] = {e->kind, '\0'};
+		int			at;
+
+		if (!e->fresh)
+			continue;
+		at = put_keyed_values(F, e->key, e->keys, e->vals, e->nulls, values, nulls);
+		values[at] = e->seq;
+		nulls[at++] = false;
+		values[at] = CStringGetTextDatum(kind);
+		nulls[at++] = false;
+		nulls[at] = e->kind != 'u' || bms_is_empty(e->inherit);
+		values[at] = nulls[at] ? (Datum) 0 : inherit_array(F, e->inherit);
+		acdc_batch_relation_put(&newev, values, nulls);
+	}
+	if (acdc_batch_relation_register(&newev))
+		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
+							   "SELECT %s%s, x.__autocdc_seq, x.__autocdc_kind, x.__autocdc_inherit "
+							   "FROM %s x", F->c->qevents, acdc_validate_prefixed_keys(F->f, NULL),
+							   acdc_value_list(F, NULL), acdc_validate_prefixed_keys(F->f, "x"),
+							   acdc_value_list(F, "x"), newev.name),
+					  0, NULL, NULL, NULL, false);
+	counts->skipped += F->nread - newev.n;
+}
+
 /* The new events into the store, then the changed versions. */
 void
 acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,

@@ -84,6 +84,8 @@ acdc_validate_raise(FlowDef *f, const char *problem, const char *key, const char
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("flow \"%s\": event for key (%s)=(%s) has a NULL sequence",
 						f->name, keys.data, key),
+				 f->scd_type == ACDC_BITEMPORAL ?
+				 errdetail("A bitemporal flow's events need both sequence_by and system_sequence_by.") :
 				 errdetail("sequence_by is %s.", f->sequence_by),
 				 errhint("Every change row needs a sequence; nothing of this flow was applied in this run.")));
 	if (strcmp(problem, "null_key") == 0)
@@ -108,6 +110,8 @@ acdc_validate_raise(FlowDef *f, const char *problem, const char *key, const char
 			 errdetail(strcmp(problem, "conflict") == 0
 					   ? "The rows read in this run disagree."
 					   : "A row read in this run disagrees with the event an earlier run applied."),
+			 f->scd_type == ACDC_BITEMPORAL ?
+			 errhint("A bitemporal flow's sequence is (sequence_by, system_sequence_by): give a correction a later system sequence; nothing of this flow was applied in this run.") :
 			 errhint("Give every change of a key its own sequence, e.g. sequence_by => 'ROW(ts, id)'; nothing of this flow was applied in this run.")));
 }
 

@@ -97,6 +97,18 @@ package Model;
 # fold() returns a hash ref: key string => { col => value, ... } holding the
 # key and value columns of every row of the target.
 #
+# Bitemporal -- fold_bitemporal():
+#   Events carry a system sequence (sys) besides their business sequence
+#   (seq).  For every system point S (each distinct sys of the events, in
+#   order): the events with sys <= S, of which per key and seq only the
+#   one with the highest sys counts (a correction replaces the event it
+#   corrects), folded by fold_scd2() into the history believed at S.  Then
+#   the rows, from the changes between consecutive points: a version (key,
+#   values, __start_at, __end_at) believed at S_i but not at S_{i-1}
+#   starts a row with __system_start_at = S_i; the row ends at the first
+#   later point where the version is not believed (__system_end_at), or is
+#   open (undef) if it is believed at the last point.
+#
 # fold_scd2() returns an array ref of versions { col => value, ...,
 # __start_at => s, __end_at => e or undef }, holding the key and value
 # columns, ordered by key string and __start_at.
@@ -105,7 +117,7 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-our @EXPORT_OK = qw(fold fold_scd2 key_string partial_columns tracked_columns
+our @EXPORT_OK = qw(fold fold_scd2 fold_bitemporal key_string partial_columns tracked_columns
                     snapshot_events quarantine_reason);
 
 # Why a source row is set aside, or undef when it is folded.
@@ -356,6 +368,45 @@ sub fold_scd2 {
         }
     }
     return \@versions;
+}
+
+sub fold_bitemporal {
+    my ($config, $events) = @_;
+    my %sys_points = map { $_->{sys} => 1 } @$events;
+    my @points = sort { $a <=> $b } keys %sys_points;
+    my @value_cols = @{ $config->{value_cols} };
+    my @key_cols = @{ $config->{key_cols} };
+    my $id = sub {
+        my ($v) = @_;
+        return _canon((map { $v->{$_} } @key_cols, @value_cols), $v->{__start_at}, $v->{__end_at});
+    };
+    my (%open_row, @rows);    # version id => its row while believed
+    for my $s (@points) {
+        my %latest;           # "key|seq" => the event with the highest sys <= $s
+        for my $ev (@$events) {
+            next if $ev->{sys} > $s;
+            my $slot = key_string($ev->{key}) . "\x1d$ev->{seq}";
+            my $cur = $latest{$slot};
+            die "model: two different events at one key, sequence and system sequence\n"
+                if $cur && $cur->{sys} == $ev->{sys}
+                   && _event_string($config, $cur) ne _event_string($config, $ev);
+            $latest{$slot} = $ev if !$cur || $cur->{sys} < $ev->{sys};
+        }
+        my $versions = fold_scd2($config, [ values %latest ]);
+        my %now = map { $id->($_) => $_ } @$versions;
+        for my $vid (keys %open_row) {
+            next if $now{$vid};
+            $open_row{$vid}{__system_end_at} = $s;
+            delete $open_row{$vid};
+        }
+        for my $vid (sort keys %now) {
+            next if $open_row{$vid};
+            my $row = { %{ $now{$vid} }, __system_start_at => $s, __system_end_at => undef };
+            push @rows, $row;
+            $open_row{$vid} = $row;
+        }
+    }
+    return \@rows;
 }
 
 1;

@@ -46,8 +46,15 @@
 #   snapshot flow's function hands them out one by one.  The model folds
 #   each snapshot as a truncate at its version plus an upsert at its version
 #   for each of its rows (Model::snapshot_events).
-# By default all fifteen are selected, and the default number of seeds is
-# 100 per selected mode (1500 for all fifteen): every mode gets 100 seeds.
+#   bitemporal: stored_as_scd_type => 'bitemporal' with a system sequence
+#               (sys), corrections (one key and business sequence again at
+#               a later system sequence, other values or kind), deletes,
+#               no-op repeats, maybe partial updates and a composite key;
+#               the model (Model::fold_bitemporal) folds SCD 2 history at
+#               every system point and derives the rows from the changes
+#               between consecutive points
+# By default all sixteen are selected, and the default number of seeds is
+# 100 per selected mode (1600 for all sixteen): every mode gets 100 seeds.
 # Fewer seeds give some mode fewer than 100; the last lines say so.
 # With --scd1-only (or --modes scd1) a seed gives exactly the case it gave
 # before SCD type 2 existed in this test; with --modes scd1,scd2 exactly the
@@ -70,8 +77,8 @@
 # "@@END") split it per seed.  Schemas are dropped afterwards unless --keep.
 #
 # Options
-#   --seeds N        number of seeds (default 100 per selected mode, 1300
-#                    for all fifteen; 2000 with --soak)
+#   --seeds N        number of seeds (default 100 per selected mode, 1600
+#                    for all sixteen; 2000 with --soak)
 #   --first-seed S   first seed (default 1)
 #   --soak           many seeds (default 2000), same code
 #   --batch B        seeds per psql invocation (default 25)
@@ -98,7 +105,7 @@ use warnings;
 
 use FindBin;
 use lib $FindBin::Bin;
-use Model qw(fold fold_scd2 key_string partial_columns tracked_columns snapshot_events
+use Model qw(fold fold_scd2 fold_bitemporal key_string partial_columns tracked_columns snapshot_events
              quarantine_reason);
 use Getopt::Long qw(GetOptions);
 use File::Temp qw(tempdir);
@@ -142,37 +149,40 @@ my @SCD2_MODES = qw(scd2 scd2_track scd2_partial scd2_mixed);
 my @SNAP_MODES = qw(snap_cdc snap_cdc_mixed);
 my @QUALITY_MODES = qw(quality scd2_quality);
 my @CTU_MODES = qw(ctu scd2_ctu);
+my @BT_MODES = qw(bitemporal);
 my @MODES;
 {
     my %group = (scd1 => \@SCD1_MODES, scd2 => \@SCD2_MODES, snap => \@SNAP_MODES,
                  quality => \@QUALITY_MODES, ctu => \@CTU_MODES,
-                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES ]);
-    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES;
+                 all  => [ @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES,
+                           @BT_MODES ]);
+    my %known = map { $_ => 1 } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES, @CTU_MODES,
+                                @BT_MODES;
     my $spec  = $opt{'scd1-only'} ? 'scd1' : $opt{modes} // 'all';
     my %chosen;
     for my $m (split /\s*,\s*/, $spec) {
         next if $m eq '';
         my @ms = $group{$m} ? @{ $group{$m} } : $known{$m} ? ($m) : ();
         die "--modes: unknown mode '$m' (modes: @SCD1_MODES @SCD2_MODES @SNAP_MODES @QUALITY_MODES"
-          . " @CTU_MODES; groups: scd1 scd2 snap quality ctu all)\n"
+          . " @CTU_MODES @BT_MODES; groups: scd1 scd2 snap quality ctu all)\n"
             unless @ms;
         $chosen{$_} = 1 for @ms;
     }
     @MODES = grep { $chosen{$_} } @SCD1_MODES, @SCD2_MODES, @SNAP_MODES, @QUALITY_MODES,
-                                  @CTU_MODES;    # fixed order
+                                  @CTU_MODES, @BT_MODES;    # fixed order
     die "--modes: no mode selected\n" unless @MODES;
 }
 sub is_scd2_mode { return $_[0] =~ /^scd2/ ? 1 : 0 }
 
 # Seeds every mode needs at least, and the default number of seeds: that
-# many per selected mode (1500 for all fifteen), 2000 with --soak.
+# many per selected mode (1600 for all sixteen), 2000 with --soak.
 my $SEEDS_PER_MODE = 100;
 my $n_seeds = $opt{seeds} // ($opt{soak} ? 2000 : $SEEDS_PER_MODE * @MODES);
 
 # Column types.  Key columns: k int, or (k1 int, k2 text).  Value columns:
 # a int, b text, c int (c only in some seeds).  op and seq are excepted.
 my %TYPE = (k => 'int', k1 => 'int', k2 => 'text', a => 'int', b => 'text',
-            c => 'int', op => 'text', seq => 'int', cols => 'text[]');
+            c => 'int', op => 'text', seq => 'int', cols => 'text[]', sys => 'int');
 
 # Text values; '' is there to tell an empty string from NULL, the quote and
 # the space to check quoting.
@@ -204,6 +214,7 @@ sub row_to_event {
     return {
         kind => $kind,
         seq  => $row->{seq},
+        sys  => $row->{sys},
         key  => [ map { $row->{$_} } @{ $case->{key_cols} } ],
         vals => { map { $_ => $row->{$_} } @{ $case->{value_cols} } },
         ($case->{listed} ? (sets => $row->{cols}) : ()),
@@ -230,6 +241,7 @@ sub generate_case {
     srand($seed);
     my $mode = $MODES[ $seed % @MODES ];
     return generate_snap_case($seed, $mode) if is_snap_mode($mode);
+    return generate_bt_case($seed, $mode) if $mode eq 'bitemporal';
     my $scd2 = is_scd2_mode($mode);
     my %case = (seed => $seed, mode => $mode, scd => $scd2 ? 2 : 1,
                 quality => $mode =~ /quality$/ ? 1 : 0, listed => $mode =~ /ctu$/ ? 1 : 0);
@@ -448,6 +460,7 @@ sub expected_lines {
     my @events = map { row_to_event($case, $_) } grep { !defined row_quarantined($case, $_) }
                  map { @$_ } @{ $case->{runs} };
     return expected_lines_scd2($case, \@events) if $case->{scd} == 2;
+    return expected_lines_bt($case, \@events) if $case->{scd} == 3;
     # Snapshots: a truncate at the version plus an upsert for each row.
     push @events, snapshot_events({ value_cols => $case->{value_cols} }, $_->{version}, $_->{rows})
         for case_snapshots($case);
@@ -472,6 +485,121 @@ sub expected_lines_scd2 {
     my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} }, '__start_at', '__end_at');
     return [ sort map { my $v = $_; join '|', map { defined $v->{$_} ? $v->{$_} : '\N' } @cols }
              @$versions ];
+}
+
+# Bitemporal: every row, as sorted lines "key|...|value|...|__start_at|
+# __end_at|__system_start_at|__system_end_at" (open ends as \N).
+sub expected_lines_bt {
+    my ($case, $events) = @_;
+    my $rows = fold_bitemporal({ key_cols   => $case->{key_cols},
+                                 value_cols => $case->{value_cols},
+                                 partial    => $case->{partial} }, $events);
+    my @cols = target_cols($case);
+    return [ sort map { my $r = $_; join '|', map { defined $r->{$_} ? $r->{$_} : '\N' } @cols } @$rows ];
+}
+
+# A bitemporal case: a few keys, events at (key, business seq, sys), of
+# which some are corrections (a key and business sequence taken again at a
+# later or earlier system sequence, with other values or kind); deletes,
+# no-op repeats, exact duplicates, arrival order and run splits as for SCD 2.
+sub generate_bt_case {
+    my ($seed, $mode) = @_;
+    my %case = (seed => $seed, mode => $mode, scd => 3, quality => 0, truncates => 0);
+    my $composite = rand() < 0.3;
+    $case{key_cols}   = $composite ? [qw(k1 k2)] : ['k'];
+    $case{value_cols} = [ 'a', 'b', (rand() < 0.5 ? ('c') : ()) ];
+    my @vcols = @{ $case{value_cols} };
+    my %flow;
+    my $r = int(rand(4));
+    if ($r == 1) { $flow{ignore_null_updates} = 1 }
+    elsif ($r == 2) {
+        my @cols = @vcols;
+        shuffle_in_place(\@cols);
+        $flow{ignore_null_updates_column_list} = [ sort @cols[ 0 .. int(rand(@cols - 1)) ] ];
+    }
+    elsif ($r == 3) { $flow{ignore_null_updates_except_column_list} = [ pick(@vcols) ] }
+    $case{flow}    = \%flow;
+    $case{partial} = partial_columns(\@vcols, \%flow);
+
+    my @src_cols = (@{ $case{key_cols} }, @vcols, 'op', 'seq', 'sys');
+    shuffle_in_place(\@src_cols) if rand() < 0.4;
+    $case{src_cols} = \@src_cols;
+
+    my $n_keys = 2 + int(rand(4));    # 2..5
+    my (@keys, %key_used);
+    while (@keys < $n_keys) {
+        my $key = $composite ? [ 1 + int(rand(4)), pick(qw(x y z), 'w v', "q'r") ]
+                             : [ int(rand(200)) - 20 ];
+        next if $key_used{ key_string($key) }++;
+        push @keys, $key;
+    }
+    my $n_events = 10 + int(rand(31));    # 10..40 distinct events
+    my $seq_hi = int($n_events / $n_keys * 1.5) + 3;
+    my $sys_hi = int($n_events * 1.2) + 3;
+    my $in_order = rand() < 0.5;
+    my $p_null = %{ $case{partial} } ? 0.35 : 0.1;
+    my (%slot_used, %upserts_of, @rows, @placed);
+    while (@rows < $n_events) {
+        my ($key, $seq, $sys);
+        for (1 .. 100) {
+            my ($k, $s);
+            if (@placed && rand() < 0.35) {    # a correction of an earlier (key, seq)
+                ($k, $s) = @{ pick(@placed) };
+            }
+            else {
+                ($k, $s) = (pick(@keys), 1 + int(rand($seq_hi)));
+            }
+            # system time mostly following business time in half the cases
+            # (the fold's in-order path), at random in the others
+            my $y = $in_order && rand() < 0.8 ? 3 * $s + int(rand(4)) : 1 + int(rand($sys_hi));
+            next if $slot_used{ key_string($k) . "|$s|$y" };
+            ($key, $seq, $sys) = ($k, $s, $y);
+            last;
+        }
+        last unless defined $key;
+        $slot_used{ key_string($key) . "|$seq|$sys" } = 1;
+        push @placed, [ $key, $seq ];
+        my %row = (seq => $seq, sys => $sys);
+        @row{ @{ $case{key_cols} } } = @$key;
+        if (rand() < 0.15) {
+            $row{op} = 'D';
+            $row{$_} = rand() < 0.5 ? random_value($_) : undef for @vcols;
+        }
+        else {
+            my $rr = rand();
+            $row{op} = $rr < 0.05 ? undef : $rr < 0.5 ? 'I' : 'U';
+            my $earlier = ($upserts_of{ key_string($key) } ||= []);
+            if (@$earlier && rand() < 0.6) {    # often a repeat, a few columns changed
+                my $base = pick(@$earlier);
+                for my $c (@vcols) {
+                    $row{$c} = rand() >= 0.3 ? $base->{$c}
+                             : rand() < $p_null ? undef : random_value($c);
+                }
+            }
+            else {
+                $row{$_} = rand() < $p_null ? undef : random_value($_) for @vcols;
+            }
+            push @$earlier, { map { $_ => $row{$_} } @vcols };
+        }
+        push @rows, \%row;
+    }
+    my @all = @rows;
+    for my $row (@rows) {
+        next unless rand() < 0.1;
+        push @all, { %$row, dup => 1 };
+    }
+    shuffle_in_place(\@all);
+    my $n_runs = 1 + int(rand(6));
+    my @cuts = sort { $a <=> $b } map { int(rand(@all + 1)) } 2 .. $n_runs;
+    my @runs;
+    my $from = 0;
+    for my $to (@cuts, scalar @all) {
+        push @runs, [ @all[ $from .. $to - 1 ] ];
+        $from = $to;
+    }
+    $case{runs}       = \@runs;
+    $case{row_by_row} = [ map { rand() < 0.2 ? 1 : 0 } @runs ];
+    return \%case;
 }
 
 # The quality modes' expectations: a drop (a > -10, which a NULL passes)
@@ -504,7 +632,8 @@ sub expected_quarantine {
 sub target_cols {
     my ($case) = @_;
     return (@{ $case->{key_cols} }, @{ $case->{value_cols} },
-            ($case->{scd} == 2 ? ('__start_at', '__end_at') : ()));
+            ($case->{scd} == 2 ? ('__start_at', '__end_at') : ()),
+            ($case->{scd} == 3 ? ('__start_at', '__end_at', '__system_start_at', '__system_end_at') : ()));
 }
 
 # ---------------------------------------------------------------------------
@@ -560,10 +689,12 @@ sub case_sql {
         'keys => ' . sql_array(\@key_cols),
         "sequence_by => 'seq'",
         ($case->{scd} == 2 ? ('stored_as_scd_type => 2') : ()),
+        ($case->{scd} == 3 ? ("stored_as_scd_type => 'bitemporal'", "system_sequence_by => 'sys'") : ()),
         "apply_as_deletes => 'op = ''D'''",
     );
     push @args, "apply_as_truncates => 'op = ''T'''" if $case->{truncates};
-    push @args, "except_column_list => ARRAY['op', 'seq']::text[]";
+    push @args, $case->{scd} == 3 ? "except_column_list => ARRAY['op', 'seq', 'sys']::text[]"
+                                  : "except_column_list => ARRAY['op', 'seq']::text[]";
     push @args, 'ignore_null_updates => ' . ($flow->{ignore_null_updates} ? 'true' : 'false')
         if exists $flow->{ignore_null_updates};
     for my $o (qw(ignore_null_updates_column_list ignore_null_updates_except_column_list
@@ -596,7 +727,11 @@ sub case_sql {
         push @sql, "SELECT '\@\@RUN', '$tag', $run_no, status, rows_read, rows_upserted,"
                  . " rows_deleted, rows_skipped FROM autocdc.run(pipeline => 'p$tag');";
     }
-    if ($case->{scd} == 2) {
+    if ($case->{scd} == 3) {
+        push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', target_cols($case))
+                 . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols, '__start_at', '__system_start_at') . ';';
+    }
+    elsif ($case->{scd} == 2) {
         push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols, '__start_at', '__end_at')
                  . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols, '__start_at') . ';';
     }
@@ -1208,6 +1343,7 @@ sub describe_flow {
     for my $o (qw(ignore_null_updates_column_list ignore_null_updates_except_column_list)) {
         push @d, "$o=[" . join(',', @{ $f->{$o} }) . ']' if $f->{$o};
     }
+    push @d, "stored_as_scd_type='bitemporal' system_sequence_by=sys" if $case->{scd} == 3;
     if ($case->{scd} == 2) {
         push @d, 'stored_as_scd_type=2';
         for my $o (qw(track_history_column_list track_history_except_column_list)) {
@@ -1226,7 +1362,8 @@ sub describe_row {
     my ($case, $row) = @_;
     my $ev = row_to_event($case, $row);
     my @f = map { "$_=" . (defined $row->{$_} ? ($TYPE{$_} eq 'text' ? "'$row->{$_}'" : $row->{$_}) : 'NULL') }
-            (@{ $case->{key_cols} }, @{ $case->{value_cols} }, 'op', 'seq');
+            (@{ $case->{key_cols} }, @{ $case->{value_cols} }, 'op', 'seq',
+             ($case->{scd} == 3 ? ('sys') : ()));
     return sprintf('%-8s %s%s%s', $ev->{kind}, join(' ', @f), $row->{dup} ? '  (exact duplicate)' : '',
                    $row->{coincident} ? '  (at a snapshot version)' : '');
 }

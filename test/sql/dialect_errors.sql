@@ -36,7 +36,7 @@ SELECT * FROM autocdc.execute($$-- é "x"
 CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEYS (id) APPLY AS DELETE WHEN v = "é" SEQUENCE BY seq
   STORED AS SCD TYPE 2 COLUMNS EXCEPT (v)$$);
 
--- Bitemporal targets are a later release's; the wrong spelling gets a hint.
+-- STORED AS BITEMPORAL needs SYSTEM SEQUENCE BY, which needs it; the wrong spelling gets a hint.
 SELECT * FROM autocdc.execute('CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEYS (id) SEQUENCE BY seq STORED AS BITEMPORAL');
 SELECT * FROM autocdc.execute('CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEYS (id) SEQUENCE BY seq STORED AS SCD TYPE BITEMPORAL');
 SELECT * FROM autocdc.execute('CREATE FLOW dle_f AS AUTO CDC INTO t FROM src KEYS (id) SEQUENCE BY seq SYSTEM SEQUENCE BY seq');

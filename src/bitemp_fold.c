@@ -1,0 +1,586 @@
+/*-------------------------------------------------------------------------
+ * bitemp_fold.c
+ *	  The bitemporal fold (doc/design.md §2.15), on SCD 2's chunks and event
+ *	  store: events are sequenced by ROW(business, system), and every stored
+ *	  event of a touched key is read again.
+ *
+ * Per key, at each of its system points S (the distinct system sequences
+ * of its events), the events that count are, per business sequence, the
+ * one with the highest system sequence <= S (a correction replaces the
+ * event it corrects); SCD 2's fold of them is the history believed at S.
+ * A version (business start, end and values) that is the same at
+ * consecutive points is one row, its system interval from the first of
+ * them to the point where it changes (NULL: still believed).  The rows so
+ * derived are compared with the target's rows of the key by (business
+ * start, system start): a row whose system end alone moved is updated in
+ * place, others are deleted and inserted.
+ *-------------------------------------------------------------------------
+ */
+#include "scd2_fold.h"
+#include "validate.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/sortsupport.h"
+#include "utils/typcache.h"
+
+/* The two fields of the sequence: 0 business, 1 system. */
+typedef struct BtFold
+{
+	Oid			type[2];
+	int32		typmod[2];
+	Oid			coll[2];
+	SortSupportData cmp[2];
+	TupleDesc	desc;			/* the sequence's composite type */
+} BtFold;
+
+/* A row of a bitemporal target: stored (with its row id) or folded. */
+typedef struct BtRow
+{
+	uint32		key;
+	Datum	   *keys;
+	Datum	   *vals;
+	bool	   *nulls;
+	Datum		start;
+	Datum		end;
+	bool		open;			/* __end_at IS NULL */
+	Datum		sstart;
+	Datum		send;
+	bool		sopen;			/* __system_end_at IS NULL */
+	BatchRowId	row;
+} BtRow;
+
+void
+acdc_bt_setup(Fold2 *F)
+{
+	BtFold	   *bt = palloc0(sizeof(BtFold));
+	TupleDesc	desc = lookup_rowtype_tupdesc_copy(F->f->seq_type, -1);
+
+	for (int i = 0; i < 2; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+		TypeCacheEntry *tc = lookup_type_cache(a->atttypid, TYPECACHE_LT_OPR);
+
+		bt->type[i] = a->atttypid;
+		bt->typmod[i] = a->atttypmod;
+		bt->coll[i] = a->attcollation;
+		bt->cmp[i].ssup_cxt = CurrentMemoryContext;
+		bt->cmp[i].ssup_collation = a->attcollation;
+		PrepareSortSupportFromOrderingOp(tc->lt_opr, &bt->cmp[i]);
+	}
+	bt->desc = desc;
+	F->bt = bt;
+}
+
+static inline int
+bt_cmp(Fold2 *F, int field, Datum a, Datum b)
+{
+	return ApplySortComparator(a, false, b, false, &F->bt->cmp[field]);
+}
+
+/* The two fields of an event's sequence (deformed with the type's descriptor, kept). */
+static void
+seq_fields(Fold2 *F, Datum seq, Datum *biz, Datum *sys)
+{
+	HeapTupleHeader th = DatumGetHeapTupleHeader(seq);
+	HeapTupleData tup;
+	bool		isnull[2];
+
+	tup.t_len = HeapTupleHeaderGetDatumLength(th);
+	ItemPointerSetInvalid(&tup.t_self);
+	tup.t_tableOid = InvalidOid;
+	tup.t_data = th;
+	*biz = heap_getattr(&tup, 1, F->bt->desc, &isnull[0]);
+	*sys = heap_getattr(&tup, 2, F->bt->desc, &isnull[1]);
+	if (isnull[0] || isnull[1])
+		elog(ERROR, "autocdc: a bitemporal event has a NULL sequence field");
+}
+
+static int
+row_order(const void *x, const void *y, void *arg)
+{
+	const BtRow *a = x;
+	const BtRow *c = y;
+	int			r;
+
+	if (a->key != c->key)
+		return a->key < c->key ? -1 : 1;
+	r = bt_cmp(arg, 0, a->start, c->start);
+	return r != 0 ? r : bt_cmp(arg, 1, a->sstart, c->sstart);
+}
+
+static int
+datum_order(const void *x, const void *y, void *arg)
+{
+	return bt_cmp(arg, 1, *(const Datum *) x, *(const Datum *) y);
+}
+
+/* Whether two versions are one: business bounds and values. */
+static bool
+same_version(Fold2 *F, Version *a, Version *b)
+{
+	if (bt_cmp(F, 0, a->start, b->start) != 0 || a->open != b->open ||
+		(!a->open && bt_cmp(F, 0, a->end, b->end) != 0))
+		return false;
+	for (int j = 0; j < F->nvals; j++)
+		if (!acdc_vals_equal(F, j, a->vals[j], a->nulls[j], b->vals[j], b->nulls[j]))
+			return false;
+	return true;
+}
+
+static BtRow *
+add_row(BtRow **out, uint64 *nout, uint64 *max, Version *v, Datum sstart)
+{
+	BtRow	   *r;
+
+	if (*nout == *max)
+	{
+		*max *= 2;
+		*out = repalloc_huge(*out, sizeof(BtRow) * *max);
+	}
+	r = &(*out)[(*nout)++];
+	r->key = v->key;
+	r->keys = v->keys;
+	r->vals = v->vals;
+	r->nulls = v->nulls;
+	r->start = v->start;
+	r->end = v->end;
+	r->open = v->open;
+	r->sstart = sstart;
+	r->sopen = true;
+	return r;
+}
+
+/*
+ * The key's rows from "old" (its stored rows) kept as they are: those that
+ * began before m, its earliest new system sequence, for nothing before m
+ * changed.  Those of them believed just before m (open, or closed at or
+ * after m) are the versions folding goes on from, in prev (business order);
+ * they are open again until a point closes them.
+ */
+static uint64
+keep_rows(Fold2 *F, BtRow *old, uint64 nold, Datum m, BtRow **out, uint64 *nout,
+		  uint64 *max, Version *prev, uint64 *rowof)
+{
+	uint64		nprev = 0;
+
+	for (uint64 i = 0; i < nold; i++)
+	{
+		BtRow	   *r = &old[i];
+		BtRow	   *o;
+		Version    *v;
+
+		if (bt_cmp(F, 1, r->sstart, m) >= 0)
+			continue;			/* folded again */
+		if (*nout == *max)
+		{
+			*max *= 2;
+			*out = repalloc_huge(*out, sizeof(BtRow) * *max);
+		}
+		o = &(*out)[(*nout)++];
+		*o = *r;
+		if (!r->sopen && bt_cmp(F, 1, r->send, m) < 0)
+			continue;			/* a belief given up before m */
+		o->sopen = true;
+		v = &prev[nprev];
+		v->key = r->key;
+		v->open = r->open;
+		v->start = r->start;
+		v->end = r->end;
+		v->keys = r->keys;
+		v->vals = r->vals;
+		v->nulls = r->nulls;
+		rowof[nprev++] = *nout - 1;
+	}
+	return nprev;
+}
+
+/*
+ * One key's events (sorted by business, then system sequence) into its
+ * rows, appended to out; old holds its stored rows (by business start,
+ * then system start).  Only the system points from its earliest new event
+ * on are folded: the rows before it stand.
+ */
+static void
+fold_key(Fold2 *F, Ev *ev, uint64 n, BtRow *old, uint64 nold,
+		 BtRow **out, uint64 *nout, uint64 *max)
+{
+	Datum	   *biz = palloc(sizeof(Datum) * n);
+	Datum	   *sys = palloc(sizeof(Datum) * n);
+	Datum	   *points = palloc(sizeof(Datum) * n);
+	Ev		   *eff = palloc(sizeof(Ev) * n);
+	Version    *prev = palloc(sizeof(Version) * (n + nold + 1));
+	Version    *cur = palloc(sizeof(Version) * (n + nold + 1));
+	uint64	   *rowof = palloc(sizeof(uint64) * (n + nold + 1));	/* prev's row in out */
+	uint64	   *currow = palloc(sizeof(uint64) * (n + nold + 1));
+	uint64		nprev = 0,
+				npoints = 0;
+	bool		has_m = false;
+	Datum		m = (Datum) 0;
+
+	for (uint64 i = 0; i < n; i++)
+	{
+		seq_fields(F, ev[i].seq, &biz[i], &sys[i]);
+		if (ev[i].fresh && (!has_m || bt_cmp(F, 1, sys[i], m) < 0))
+		{
+			m = sys[i];
+			has_m = true;
+		}
+	}
+	if (!has_m)
+		return;					/* nothing new (the caller reads touched keys only) */
+	for (uint64 i = 0; i < n; i++)
+		if (bt_cmp(F, 1, sys[i], m) >= 0)
+			points[npoints++] = sys[i];
+	qsort_arg(points, npoints, sizeof(Datum), datum_order, F);
+	{
+		uint64		d = 0;
+
+		for (uint64 i = 0; i < npoints; i++)
+			if (d == 0 || bt_cmp(F, 1, points[d - 1], points[i]) != 0)
+				points[d++] = points[i];
+		npoints = d;
+	}
+	nprev = keep_rows(F, old, nold, m, out, nout, max, prev, rowof);
+
+	for (uint64 p = 0; p < npoints; p++)
+	{
+		uint64		neff = 0,
+					ncur = 0,
+					a = 0;
+		Version    *swap;
+		uint64	   *swapr;
+
+		CHECK_FOR_INTERRUPTS();
+		/* per business sequence, the latest event in system time known at the point */
+		for (uint64 i = 0; i < n;)
+		{
+			uint64		g = i;
+			int64		last = -1;
+
+			while (g < n && bt_cmp(F, 0, biz[g], biz[i]) == 0)
+			{
+				if (bt_cmp(F, 1, sys[g], points[p]) <= 0)
+					last = (int64) g;
+				g++;
+			}
+			if (last >= 0)
+			{
+				eff[neff] = ev[last];
+				eff[neff].seq = biz[last];
+				neff++;
+			}
+			i = g;
+		}
+		acdc_fold_key(F, eff, neff, cur, &ncur);
+
+		/* versions believed before and now, both in business order */
+		for (uint64 b = 0; b < ncur; b++)
+		{
+			while (a < nprev && bt_cmp(F, 0, prev[a].start, cur[b].start) < 0)
+			{
+				(*out)[rowof[a]].send = points[p];
+				(*out)[rowof[a]].sopen = false;
+				a++;
+			}
+			if (a < nprev && same_version(F, &prev[a], &cur[b]))
+			{
+				currow[b] = rowof[a++];
+				continue;
+			}
+			if (a < nprev && bt_cmp(F, 0, prev[a].start, cur[b].start) == 0)
+			{
+				(*out)[rowof[a]].send = points[p];
+				(*out)[rowof[a]].sopen = false;
+				a++;
+			}
+			add_row(out, nout, max, &cur[b], points[p]);
+			currow[b] = *nout - 1;
+		}
+		for (; a < nprev; a++)
+		{
+			(*out)[rowof[a]].send = points[p];
+			(*out)[rowof[a]].sopen = false;
+		}
+		swap = prev;
+		prev = cur;
+		cur = swap;
+		swapr = rowof;
+		rowof = currow;
+		currow = swapr;
+		nprev = ncur;
+	}
+}
+
+/* The key's target rows, read for the chunk's touched keys (registered as __autocdc_mode). */
+static BtRow *
+read_rows(Fold2 *F, uint64 *nold)
+{
+	StringInfoData sql;
+	SPITupleTable *tt;
+	BtRow	   *old;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT m.__autocdc_k, t.ctid, t.tableoid, t.__start_at, t.__end_at, "
+					 "t.__system_start_at, t.__system_end_at%s, %s FROM __autocdc_mode m CROSS JOIN LATERAL "
+					 "(SELECT t.ctid, t.tableoid, t.* FROM %s t WHERE ",
+					 acdc_value_list(F, "t"), acdc_validate_prefixed_keys(F->f, "t"), F->c->qtarget);
+	acdc_append_keys_match(&sql, F->f, "t", "m");
+	appendStringInfoString(&sql, " OFFSET 0) t");
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	tt = F->stored[1] = SPI_tuptable;
+	*nold = SPI_processed;
+	old = palloc_extended(sizeof(BtRow) * Max(*nold, 1), MCXT_ALLOC_HUGE);
+	for (uint64 r = 0; r < *nold; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		BtRow	   *v = &old[r];
+		bool		isnull;
+		int			at = 8;
+
+		v->key = DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull));
+		acdc_batch_get_row_id(tup, tt->tupdesc, 2, &v->row);
+		v->start = heap_getattr(tup, 4, tt->tupdesc, &isnull);
+		v->end = heap_getattr(tup, 5, tt->tupdesc, &v->open);
+		v->sstart = heap_getattr(tup, 6, tt->tupdesc, &isnull);
+		v->send = heap_getattr(tup, 7, tt->tupdesc, &v->sopen);
+		v->vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
+		v->nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+		for (int j = 0; j < F->nvals; j++)
+			v->vals[j] = heap_getattr(tup, at++, tt->tupdesc, &v->nulls[j]);
+		v->keys = palloc(sizeof(Datum) * F->ev->nkeys);
+		for (int i = 0; i < F->ev->nkeys; i++)
+			v->keys[i] = heap_getattr(tup, at++, tt->tupdesc, &isnull);
+	}
+	qsort_arg(old, *nold, sizeof(BtRow), row_order, F);
+	return old;
+}
+
+static void
+field_entry(Fold2 *F, TupleDesc desc, int attno, const char *name, int field)
+{
+	TupleDescInitEntry(desc, attno, name, F->bt->type[field], F->bt->typmod[field], 0);
+	TupleDescInitEntryCollation(desc, attno, F->bt->coll[field]);
+}
+
+/* (row id, __system_end_at, __start_at, __system_start_at, keys) of stored rows to change */
+static void
+tid_relation(Fold2 *F, BatchRelation *r, const char *name)
+{
+	TupleDesc	desc = acdc_rel_tid_desc(F->ev->desc, F->ev->nkeys, 3, true);
+
+	field_entry(F, desc, BATCH_ROW_ID_ATTS + 1, "__system_end_at", 1);
+	field_entry(F, desc, BATCH_ROW_ID_ATTS + 2, "__start_at", 0);
+	field_entry(F, desc, BATCH_ROW_ID_ATTS + 3, "__system_start_at", 1);
+	acdc_batch_relation_begin(r, name, desc);
+}
+
+static void
+put_tid(Fold2 *F, BatchRelation *r, BtRow *old, BtRow *nv, Datum *values, bool *nulls)
+{
+	acdc_batch_put_row_id(&old->row, values, nulls);
+	values[BATCH_ROW_ID_ATTS] = nv ? nv->send : (Datum) 0;
+	nulls[BATCH_ROW_ID_ATTS] = nv == NULL || nv->sopen;
+	values[BATCH_ROW_ID_ATTS + 1] = old->start;
+	nulls[BATCH_ROW_ID_ATTS + 1] = false;
+	values[BATCH_ROW_ID_ATTS + 2] = old->sstart;
+	nulls[BATCH_ROW_ID_ATTS + 2] = false;
+	for (int i = 0; i < F->ev->nkeys; i++)
+	{
+		values[BATCH_ROW_ID_ATTS + 3 + i] = old->keys[i];
+		nulls[BATCH_ROW_ID_ATTS + 3 + i] = false;
+	}
+	acdc_batch_relation_put(r, values, nulls);
+}
+
+static bool
+same_row(Fold2 *F, BtRow *a, BtRow *b)
+{
+	if (a->open != b->open || (!a->open && bt_cmp(F, 0, a->end, b->end) != 0))
+		return false;
+	for (int j = 0; j < F->nvals; j++)
+		if (!acdc_vals_equal(F, j, a->vals[j], a->nulls[j], b->vals[j], b->nulls[j]))
+			return false;
+	return true;
+}
+
+/* Stored row t of the target that is row d of a relation above. */
+static char *
+stored_match(Fold2 *F)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	if (F->by_start)
+		acdc_append_keys_match(&sql, F->f, "t", "d");
+	else
+		appendStringInfoString(&sql, acdc_batch_row_id_match(F->f, F->by_keys, "t", "d"));
+	if (F->by_start || F->by_keys)
+		appendStringInfoString(&sql, " AND t.__start_at OPERATOR(pg_catalog.=) d.__start_at"
+							   " AND t.__system_start_at OPERATOR(pg_catalog.=) d.__system_start_at");
+	return sql.data;
+}
+
+static void
+exec_stored(Fold2 *F, const char *sql)
+{
+	if (F->by_start)
+		acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
+	else
+		acdc_spi_exec_by_tid(sql);
+}
+
+/* The rows against the stored, by key, business start and system start; then the writes. */
+static void
+write_rows(Fold2 *F, BtRow *old, uint64 nold, BtRow *nv, uint64 nnew, FlowCounts *counts)
+{
+	int			nk = F->ev->nkeys;
+	BatchRelation ins,
+				del,
+				close,
+				reopen;
+	BatchRelation *ends[] = {&close, &reopen};
+	TupleDesc	idesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 4);
+	int			natts = 1 + nk + F->nvals + 4;
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *nulls = palloc(sizeof(bool) * natts);
+	uint64		i = 0,
+				j = 0;
+	char	   *match;
+	char	   *keys;
+	char	   *vals;
+
+	acdc_init_value_entries(F, idesc, 2 + nk);
+	field_entry(F, idesc, 2 + nk + F->nvals, "__start_at", 0);
+	field_entry(F, idesc, 3 + nk + F->nvals, "__end_at", 0);
+	field_entry(F, idesc, 4 + nk + F->nvals, "__system_start_at", 1);
+	field_entry(F, idesc, 5 + nk + F->nvals, "__system_end_at", 1);
+	acdc_batch_relation_begin(&ins, "__autocdc_ins", idesc);
+	tid_relation(F, &del, "__autocdc_del");
+	tid_relation(F, &close, "__autocdc_close");
+	tid_relation(F, &reopen, "__autocdc_reopen");
+	while (i < nold || j < nnew)
+	{
+		int			c = i == nold ? 1 : j == nnew ? -1 : row_order(&old[i], &nv[j], F);
+
+		if (c == 0 && same_row(F, &old[i], &nv[j]))
+		{
+			if (old[i].sopen != nv[j].sopen ||
+				(!nv[j].sopen && bt_cmp(F, 1, old[i].send, nv[j].send) != 0))
+				put_tid(F, nv[j].sopen ? &reopen : &close, &old[i], &nv[j], values, nulls);
+			i++;
+			j++;
+			continue;
+		}
+		if (c <= 0)
+		{
+			put_tid(F, &del, &old[i], NULL, values, nulls);
+			i++;
+		}
+		if (c >= 0)
+		{
+			int			at = 1 + nk;
+
+			acdc_put_key(F, nv[j].key, nv[j].keys, values, nulls);
+			for (int v = 0; v < F->nvals; v++, at++)
+			{
+				values[at] = nv[j].vals[v];
+				nulls[at] = nv[j].nulls[v];
+			}
+			values[at] = nv[j].start;
+			nulls[at++] = false;
+			values[at] = nv[j].end;
+			nulls[at++] = nv[j].open;
+			values[at] = nv[j].sstart;
+			nulls[at++] = false;
+			values[at] = nv[j].send;
+			nulls[at] = nv[j].sopen;
+			acdc_batch_relation_put(&ins, values, nulls);
+			j++;
+		}
+	}
+
+	match = stored_match(F);
+	/* deletes, then rows closed, then reopened, then inserts: one current open row at a time */
+	if (acdc_batch_relation_register(&del))
+		exec_stored(F, psprintf("DELETE FROM %s t USING %s d WHERE %s",
+								F->c->qtarget, del.name, match));
+	for (int r = 0; r < lengthof(ends); r++)
+		if (acdc_batch_relation_register(ends[r]))
+			exec_stored(F, psprintf("UPDATE %s t SET __system_end_at = d.__system_end_at FROM %s d WHERE %s",
+									F->c->qtarget, ends[r]->name, match));
+	keys = acdc_validate_prefixed_keys(F->f, NULL);
+	vals = acdc_value_list(F, "x");
+	if (acdc_batch_relation_register(&ins))
+		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at, __system_start_at, __system_end_at) "
+							   "SELECT %s%s, x.__start_at, x.__end_at, x.__system_start_at, x.__system_end_at FROM %s x",
+							   F->c->qtarget, keys, acdc_value_list(F, NULL),
+							   acdc_validate_prefixed_keys(F->f, "x"), vals, ins.name),
+					  0, NULL, NULL, NULL, false);
+	counts->upserted += ins.n + reopen.n;
+	counts->deleted += del.n + close.n;
+}
+
+/*
+ * The chunk's fold: inp holds every stored and new event of its touched
+ * keys, by key and sequence.
+ */
+void
+acdc_bt_fold_write(Fold2 *F, Ev *inp, uint64 ninp, FlowCounts *counts)
+{
+	uint64		nold,
+				nnew = 0,
+				max = Max(ninp, 16);
+	BtRow	   *old;
+	BtRow	   *nv;
+	instr_time	t[5],
+				tread;
+
+	if (ninp == 0)
+	{
+		/* nothing new: no key's beliefs change */
+		acdc_write_new_events(F, counts);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(t[0]);
+	old = read_rows(F, &nold);
+	INSTR_TIME_SET_CURRENT(t[4]);
+	tread = t[4];
+	INSTR_TIME_SUBTRACT(tread, t[0]);
+	max = Max(max, nold);
+	nv = palloc_extended(sizeof(BtRow) * max, MCXT_ALLOC_HUGE);
+
+	for (uint64 i = 0, o = 0; i < ninp;)
+	{
+		uint64		n = i,
+					no;
+
+		while (n < ninp && inp[n].key == inp[i].key)
+			n++;
+		while (o < nold && old[o].key < inp[i].key)
+			o++;
+		for (no = o; no < nold && old[no].key == inp[i].key;)
+			no++;
+		fold_key(F, &inp[i], n - i, &old[o], no - o, &nv, &nnew, &max);
+		i = n;
+		o = no;
+	}
+	qsort_arg(nv, nnew, sizeof(BtRow), row_order, F);
+	INSTR_TIME_SET_CURRENT(t[1]);
+	acdc_write_new_events(F, counts);
+	INSTR_TIME_SET_CURRENT(t[2]);
+	write_rows(F, old, nold, nv, nnew, counts);
+	INSTR_TIME_SET_CURRENT(t[3]);
+	INSTR_TIME_SUBTRACT(t[3], t[2]);
+	INSTR_TIME_SUBTRACT(t[2], t[1]);
+	INSTR_TIME_SUBTRACT(t[1], t[0]);
+	elog(DEBUG1, "autocdc: flow \"%s\": bitemporal: %lu rows of %lu stored read in %.1f ms, read and folded in %.1f ms, events stored in %.1f ms, rows written in %.1f ms",
+		 F->f->name, (unsigned long) nnew, (unsigned long) nold, INSTR_TIME_GET_MILLISEC(tread), INSTR_TIME_GET_MILLISEC(t[1]),
+		 INSTR_TIME_GET_MILLISEC(t[2]), INSTR_TIME_GET_MILLISEC(t[3]));
+}
