@@ -38,6 +38,8 @@ usage: bench/run.sh [options]            (every option also works as an env vari
   --incremental      1k-event run on a BIG_N-event source vs on a 10k-event source
   --memory           peak backend memory of one autocdc SCD1 run over BIG_N events
   --big-n N          events of the big source for --incremental/--memory (BIG_N, default 10000000)
+  --incremental-kind K  the flows of --incremental/--memory: scd1 (default) or bitemporal
+                     (system sequence = arrival position; INC_KIND)
   --keep             keep the cluster directory (it is removed otherwise)
   -h, --help
 Other env: INC_SMALL (10000), INC_BATCH (1000), INC_REPS (RUNS), ANALYZE_SRC (1, 0 or first),
@@ -55,6 +57,7 @@ APPROACHES=${APPROACHES:-all}
 BIG_N=${BIG_N:-10000000}
 INC_SMALL=${INC_SMALL:-10000}
 INC_BATCH=${INC_BATCH:-1000}
+INC_KIND=${INC_KIND:-scd1}
 ANALYZE_SRC=${ANALYZE_SRC:-1}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-7200}
 KEEP=${KEEP:-0}
@@ -72,6 +75,7 @@ while [ $# -gt 0 ]; do
         --seed) SEED=$2; shift 2 ;;
         --payload) PAYLOAD=$2; shift 2 ;;
         --big-n) BIG_N=$2; shift 2 ;;
+        --incremental-kind) INC_KIND=$2; shift 2 ;;
         --main) DO_MAIN=1; shift ;;
         --incremental) DO_INC=1; shift ;;
         --memory) DO_MEM=1; shift ;;
@@ -261,7 +265,7 @@ t_stop() {
 # after the first load (later loads run against statistics that predate them).
 load_src() {  # table, select, [load number]
     echo "SELECT clock_timestamp() AS lt0 \\gset"
-    echo "INSERT INTO $1 (id, name, city, amount, op, seq) $2;"
+    echo "INSERT INTO $1 (${LOAD_COLS:-id, name, city, amount, op, seq}) $2;"
     if [ "$ANALYZE_SRC" = 1 ] || { [ "$ANALYZE_SRC" = first ] && [ "${3:-1}" = 1 ]; }; then
         echo "ANALYZE $1;"
     fi
@@ -280,6 +284,28 @@ SELECT bench_assert(:'r_status' = 'success',
          (SELECT error FROM autocdc.event_log WHERE pipeline = '$1' ORDER BY id DESC LIMIT 1)));
 EOF
 }
+# The flow of --incremental/--memory (INC_KIND), and the columns its source loads.
+case "$INC_KIND" in
+    scd1) INC_COLS="id, name, city, amount, op, seq"; INC_RUN_NAME=X1_autocdc_scd1_1run ;;
+    bitemporal) INC_COLS="id, name, city, amount, op, seq, pos"; INC_RUN_NAME=Z1_autocdc_bitemporal_1run ;;
+    *) echo "run.sh: --incremental-kind is scd1 or bitemporal" >&2; exit 2 ;;
+esac
+inc_flow() {  # src, target, pipeline
+    if [ "$INC_KIND" = scd1 ]; then acdc_flow "$1" "$2" "$3" 1; return; fi
+    cat <<EOF
+SELECT bench_drop('$2');
+SELECT bench_drop('$1');
+CREATE TABLE $1 (id bigint, name text, city text, amount numeric, op text, seq bigint, pos bigint);
+SELECT autocdc.create_auto_cdc_flow(target => '$2', source => '$1', keys => ARRAY['id'],
+  sequence_by => 'seq', system_sequence_by => 'pos', apply_as_deletes => \$\$op = 'D'\$\$,
+  except_column_list => ARRAY['op', 'seq', 'pos'], stored_as_scd_type => 'bitemporal', pipeline => '$3');
+CREATE VIEW $2_now AS SELECT * FROM $2 WHERE __end_at IS NULL AND __system_end_at IS NULL;
+EOF
+}
+# What --incremental/--memory compares with the SCD 1 oracle: the target, or a
+# bitemporal target's current belief of the present.
+inc_checked() { if [ "$INC_KIND" = scd1 ]; then echo "$1"; else echo "$1_now"; fi; }
+
 acdc_flow() {  # src, target, pipeline, scd type, [more arguments]
     cat <<EOF
 SELECT bench_drop('$2');
@@ -475,8 +501,8 @@ if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
     {
         echo "\\set ON_ERROR_STOP 1"
         echo "SET client_min_messages = warning;"
-        acdc_flow src_big tgt_big inc_big 1
-        load_src src_big "SELECT id, name, city, amount, op, seq FROM big_pos WHERE pos <= $BIG_N ORDER BY pos"
+        inc_flow src_big tgt_big inc_big
+        LOAD_COLS=$INC_COLS load_src src_big "SELECT $INC_COLS FROM big_pos WHERE pos <= $BIG_N ORDER BY pos"
     } >"$WORK/log/big_load.sql"
     say "loading $BIG_N events into src_big"
     run_script big_load "$WORK/log/big_load.sql" "$WORK/log/big_load.out"
@@ -494,7 +520,7 @@ if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
         echo "SELECT pg_sleep(1.5);"       # a last sample after the run
         size_line tgt_big ""
     } >"$WORK/log/big_run.sql"
-    say "autocdc SCD1 run over $BIG_N events (pipeline inc_big)"
+    say "autocdc $INC_KIND run over $BIG_N events (pipeline inc_big)"
     rm -f "$WORK/backend.pid"
     "${PSQL[@]}" -f "$WORK/log/big_run.sql" >"$WORK/log/big_run.out" 2>&1 &
     run_pid=$!
@@ -530,7 +556,7 @@ if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
                    | sed -n 's/.*Grand total: \([0-9]*\) bytes.*/\1/p' | sort -n | tail -1)
     fi
     grep '^LOAD' "$WORK/log/big_load.out" >>"$WORK/log/big_run.out" || true
-    record big X1_autocdc_scd1_1run "1" "$BIG_N" 1 "$WORK/log/big_run.out" "$hwm" "$anon_peak" "$ctx_peak"
+    record big $INC_RUN_NAME "1" "$BIG_N" 1 "$WORK/log/big_run.out" "$hwm" "$anon_peak" "$ctx_peak"
     MEM_LINE="backend pid $bpid: VmHWM ${hwm0:-?} kB before the run, $hwm kB after; RssAnon ${anon0:-?} kB before, peak $anon_peak kB (sampled every 0.1 s); memory contexts peak ${ctx_peak:-n/a} bytes (sampled every ~1 s)"
     say "$MEM_LINE"
 
@@ -539,8 +565,8 @@ if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
         {
             echo "\\set ON_ERROR_STOP 1"
             echo "SET client_min_messages = warning;"
-            acdc_flow src_small tgt_small inc_small 1
-            load_src src_small "SELECT id, name, city, amount, op, seq FROM big_pos WHERE pos > $lo AND pos <= $BIG_N ORDER BY pos"
+            inc_flow src_small tgt_small inc_small
+            LOAD_COLS=$INC_COLS load_src src_small "SELECT $INC_COLS FROM big_pos WHERE pos > $lo AND pos <= $BIG_N ORDER BY pos"
             acdc_run inc_small ckpt
             size_line tgt_small ""
         } >"$WORK/log/small_run.sql"
@@ -553,8 +579,8 @@ if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
                 echo "\\set ON_ERROR_STOP 1"
                 echo "SET client_min_messages = warning;"
                 # no ANALYZE after a small append: autovacuum would not analyze either
-                echo "INSERT INTO src_big (id, name, city, amount, op, seq) SELECT id, name, city, amount, op, seq FROM big_pos WHERE pos > $a AND pos <= $b ORDER BY pos;"
-                echo "INSERT INTO src_small (id, name, city, amount, op, seq) SELECT id, name, city, amount, op, seq FROM big_pos WHERE pos > $a AND pos <= $b ORDER BY pos;"
+                echo "INSERT INTO src_big ($INC_COLS) SELECT $INC_COLS FROM big_pos WHERE pos > $a AND pos <= $b ORDER BY pos;"
+                echo "INSERT INTO src_small ($INC_COLS) SELECT $INC_COLS FROM big_pos WHERE pos > $a AND pos <= $b ORDER BY pos;"
             } >"$WORK/log/inc_load.$r.sql"
             run_script inc_load$r "$WORK/log/inc_load.$r.sql" "$WORK/log/inc_load.$r.out"
             # alternate which goes first; each timed run in a fresh session after a CHECKPOINT
@@ -583,8 +609,8 @@ CREATE TABLE inc_big_ev AS SELECT id, name, city, amount, op, seq FROM big_pos W
 CREATE TABLE inc_small_ev AS SELECT id, name, city, amount, op, seq FROM big_pos WHERE pos > $lo AND pos <= $b;
 SELECT bench_make_oracles('ib', 'inc_big_ev');
 SELECT bench_make_oracles('is', 'inc_small_ev');
-SELECT 'CHECK', bench_check_equal('incremental big', 'tgt_big', 'ib_scd1', 'id, name, city, amount');
-SELECT 'CHECK', bench_check_equal('incremental small', 'tgt_small', 'is_scd1', 'id, name, city, amount');
+SELECT 'CHECK', bench_check_equal('incremental big', '$(inc_checked tgt_big)', 'ib_scd1', 'id, name, city, amount');
+SELECT 'CHECK', bench_check_equal('incremental small', '$(inc_checked tgt_small)', 'is_scd1', 'id, name, city, amount');
 EOF
         run_script inc_check "$WORK/log/inc_check.sql" "$WORK/log/inc_check.out"
         grep '^CHECK' "$WORK/log/inc_check.out" | cut -f2- | sed 's/^/      check /' >&2
@@ -595,7 +621,7 @@ EOF
 SET client_min_messages = warning;
 CREATE TABLE inc_big_ev AS SELECT id, name, city, amount, op, seq FROM big_pos WHERE pos <= $BIG_N;
 SELECT bench_make_oracles('ib', 'inc_big_ev');
-SELECT 'CHECK', bench_check_equal('big', 'tgt_big', 'ib_scd1', 'id, name, city, amount');
+SELECT 'CHECK', bench_check_equal('big', '$(inc_checked tgt_big)', 'ib_scd1', 'id, name, city, amount');
 EOF
         run_script big_check "$WORK/log/big_check.sql" "$WORK/log/big_check.out"
         grep '^CHECK' "$WORK/log/big_check.out" | cut -f2- | sed 's/^/      check /' >&2
@@ -612,7 +638,7 @@ SO_MD5_END=$(md5sum "$PKGLIBDIR/autocdc.so" 2>/dev/null | cut -c1-12 || echo "?"
     echo "autocdc benchmark $TS"
     echo "PostgreSQL $PGVERSION, autocdc $EXTVERSION (autocdc.so md5 $SO_MD5, source HEAD $GIT_REV), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
     [ "$DO_MAIN" = 1 ] && echo "main: N=$N K=$K OOO=$OOO PAYLOAD=$PAYLOAD RUNS=$RUNS SEED=$SEED approaches: $CODES ANALYZE_SRC=$ANALYZE_SRC"
-    [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ] && echo "big source: BIG_N=$BIG_N K=$K OOO=$OOO PAYLOAD=$PAYLOAD SEED=$SEED INC_SMALL=$INC_SMALL INC_BATCH=$INC_BATCH INC_REPS=$INC_REPS (--incremental $DO_INC, --memory $DO_MEM)"
+    [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ] && echo "big source: BIG_N=$BIG_N K=$K OOO=$OOO PAYLOAD=$PAYLOAD SEED=$SEED INC_SMALL=$INC_SMALL INC_BATCH=$INC_BATCH INC_REPS=$INC_REPS INC_KIND=$INC_KIND (--incremental $DO_INC, --memory $DO_MEM)"
     if [ "$DO_MAIN" = 1 ]; then
         echo "$DATA_LINE" | awk -F'\t' '{ printf "data: %s rows, %s keys, D/U/I %s/%s/%s %%, out of order %s (%s not re-deliveries, %s late vs an earlier batch), exact duplicates %s; oracle: %s SCD1 rows, %s SCD2 versions per event, %s folded (autocdc); staging %s MB\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 }'
     fi
@@ -682,7 +708,7 @@ fi
 if [ "$DO_INC" = 1 ] || [ "$DO_MEM" = 1 ]; then
     {
         echo
-        echo "big source: $BIG_N events (K=$K); first autocdc SCD1 run over all of them:"
+        echo "big source: $BIG_N events (K=$K); first autocdc $INC_KIND run over all of them:"
     } >>"$REPORT"
     "${PSQL[@]}" -P footer=off >>"$REPORT" <<'EOF'
 \pset format aligned
