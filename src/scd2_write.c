@@ -185,13 +185,11 @@ acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 		  FlowCounts *counts)
 {
 	int			nk = F->ev->nkeys;
-	BatchRelation newev,
-				ins,
+	BatchRelation ins,
 				del,
 				close,			/* ends set */
 				reopen;			/* ends taken away (set to NULL) */
 	BatchRelation *ends[] = {&close, &reopen};	/* in this order */
-	TupleDesc	edesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 3);
 	TupleDesc	idesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 2);
 	int			natts = 1 + nk + F->nvals + 3;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
@@ -204,28 +202,7 @@ acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	bool		by_keys = F->by_keys;
 	char	   *match;
 
-	acdc_init_value_entries(F, edesc, 2 + nk);
-	acdc_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
-	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
-	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
-	acdc_batch_relation_begin(&newev, "__autocdc_newev", edesc);
-	for (uint64 k = 0; k < F->nevs; k++)
-	{
-		Ev		   *e = &F->evs[k];
-		char		kind[2] = {e->kind, '\0'};
-		int			at;
-
-		if (!e->fresh)
-			continue;
-		at = put_keyed_values(F, e->key, e->keys, e->vals, e->nulls, values, nulls);
-		values[at] = e->seq;
-		nulls[at++] = false;
-		values[at] = CStringGetTextDatum(kind);
-		nulls[at++] = false;
-		nulls[at] = e->kind != 'u' || bms_is_empty(e->inherit);
-		values[at] = nulls[at] ? (Datum) 0 : inherit_array(F, e->inherit);
-		acdc_batch_relation_put(&newev, values, nulls);
-	}
+	acdc_write_new_events(F, counts);
 
 	/* the new versions against the stored, by key and start */
 	acdc_init_value_entries(F, idesc, 2 + nk);
@@ -271,12 +248,6 @@ acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 
 	keys = acdc_validate_prefixed_keys(F->f, NULL);
 	vals = acdc_value_list(F, "x");
-	if (acdc_batch_relation_register(&newev))
-		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
-						  "SELECT %s%s, x.__autocdc_seq, x.__autocdc_kind, x.__autocdc_inherit "
-						  "FROM %s x", F->c->qevents, keys, acdc_value_list(F, NULL),
-						  acdc_validate_prefixed_keys(F->f, "x"), vals, newev.name),
-				 0, NULL, NULL, NULL, false);
 	match = stored_match(F, by_keys, by_start);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
 	if (acdc_batch_relation_register(&del))
@@ -293,5 +264,4 @@ acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 						  acdc_validate_prefixed_keys(F->f, "x"), vals, ins.name),
 				 0, NULL, NULL, NULL, false);
 	counts->upserted += ins.n + close.n + reopen.n;
-	counts->skipped += F->nread - newev.n;
 }
