@@ -30,6 +30,11 @@ usage: bench/run.sh [options]            (every option also works as an env vari
                        Z1     autocdc bitemporal, 1 run, system sequence = arrival
                               position: its time against Y1 (not in 'all')
                        C1     hand SCD1 row-by-row PL/pgSQL (not in 'all': slow)
+                       L1     COPY of the rows into an autocdc source (a flow's
+                              source: stamp column, trigger, index): against A2
+                       L2     INSERT ... SELECT of the rows into a plain table
+                       L3     INSERT ... SELECT of the rows into an autocdc source:
+                              against L2
   --seed S           setseed() argument in [-1,1] (SEED, default 0.42)
   --payload P        wide (default): name 1000, city 50, amount 1M values -- consecutive
                      identical upserts are rare; narrow: 2 values each -- many no-op
@@ -101,12 +106,12 @@ case "$ANALYZE_SRC" in 0|1|first) ;; *) echo "run.sh: ANALYZE_SRC must be 1, 0 o
 case "$PAYLOAD" in wide|narrow) ;; *) echo "run.sh: PAYLOAD must be wide or narrow" >&2; exit 2 ;; esac
 case "$SEED" in ''|*[!0-9.-]*) echo "run.sh: SEED must be a number in [-1,1]" >&2; exit 2 ;; esac
 
-ALL_CODES="A2 B1 B2 B3 B4 D1 D2 X1 X2 Y1 Y2"
+ALL_CODES="A2 B1 B2 B3 B4 D1 D2 L1 L2 L3 X1 X2 Y1 Y2"
 CODES=""
 for c in $(echo "$APPROACHES" | tr ',' ' '); do
     case "$c" in
         all) CODES="$CODES $ALL_CODES" ;;
-        A2|B1|B2|B3|B4|C1|D1|D2|X1|X2|X3|Y1|Y2|Z1) CODES="$CODES $c" ;;
+        A2|B1|B2|B3|B4|C1|D1|D2|L1|L2|L3|X1|X2|X3|Y1|Y2|Z1) CODES="$CODES $c" ;;
         *) echo "run.sh: unknown approach '$c' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -122,6 +127,9 @@ name_of() {
         C1) echo C1_scd1_rowwise_plpgsql ;;
         D1) echo D1_scd2_window_1batch ;;
         D2) echo D2_scd2_window_10batch ;;
+        L1) echo L1_copy_autocdc_source ;;
+        L2) echo L2_insert_plain ;;
+        L3) echo L3_insert_autocdc_source ;;
         X1) echo X1_autocdc_scd1_1run ;;
         X2) echo X2_autocdc_scd1_10run ;;
         X3) echo X3_autocdc_scd1_1run_expect ;;
@@ -345,6 +353,29 @@ approach_script() {  # code
         size_line a2 ""
         echo "SELECT bench_assert((SELECT count(*) FROM a2) = $N, 'A2: COPY did not load $N rows');"
         echo "SELECT 'CHECK', 'A2: a2 holds ' || count(*) || ' rows' FROM a2;"
+        ;;
+    L1|L2|L3)
+        # the table a user loads: plain (L2), or the source of a flow (L1, L3)
+        echo "SELECT bench_drop('tgt_l'); SELECT bench_drop('src_l');"
+        echo "CREATE TABLE src_l (LIKE changes);"
+        if [ $code != L2 ]; then
+            echo "SELECT autocdc.create_auto_cdc_flow(target => 'tgt_l', source => 'src_l', keys => ARRAY['id'],"
+            echo "  sequence_by => 'seq', apply_as_deletes => \$\$op = 'D'\$\$,"
+            echo "  except_column_list => ARRAY['op', 'seq'], stored_as_scd_type => 1, pipeline => 'bl');"
+        fi
+        t_start
+        if [ $code = L1 ]; then
+            echo "COPY src_l (id, name, city, amount, op, seq) FROM '$WORK/changes.copy';"
+        else
+            echo "INSERT INTO src_l (id, name, city, amount, op, seq) SELECT id, name, city, amount, op, seq FROM changes;"
+        fi
+        t_stop
+        size_line src_l ""
+        echo "SELECT bench_assert((SELECT count(*) FROM src_l) = $N, '$code: did not load $N rows');"
+        if [ $code != L2 ]; then
+            echo "SELECT bench_assert((SELECT count(*) FROM src_l WHERE __autocdc_xid IS NULL) = 0, '$code: a row without its stamp');"
+        fi
+        echo "SELECT 'CHECK', '$code: src_l holds ' || count(*) || ' rows' FROM src_l;"
         ;;
     B1|B2|B3|B4|C1)
         local f=apply_scd1_merge.sql
@@ -669,11 +700,12 @@ WITH m AS (
   FROM bench_raw WHERE part = 'main' GROUP BY approach
 ), k AS (
   SELECT m.*,
-         CASE WHEN approach ~ '^(B|C|X)' THEN 'scd1' WHEN approach ~ '^(D|Y)' THEN 'scd2' WHEN approach ~ '^Z' THEN 'bitemporal' ELSE 'copy' END AS kind
+         CASE WHEN approach ~ '^(B|C|X)' THEN 'scd1' WHEN approach ~ '^(D|Y)' THEN 'scd2' WHEN approach ~ '^Z' THEN 'bitemporal'
+              WHEN approach ~ '^L[23]' THEN 'insert' ELSE 'copy' END AS kind
   FROM m
 ), base AS (
   SELECT kind, batches, min(med) AS hand
-  FROM k WHERE approach ~ '^(B|D)' GROUP BY kind, batches
+  FROM k WHERE approach ~ '^(B|D)' OR approach IN ('A2_copy_logged', 'L2_insert_plain') GROUP BY kind, batches
 ), a2 AS (
   SELECT med AS secs, wal FROM m WHERE approach = 'A2_copy_logged'
 )
@@ -698,7 +730,7 @@ EOF
 
 wall s: median over the runs of the timed part (client-observed, CHECKPOINT before, staging/source load
 excluded); spread %: (max - min) / median; rows/s: N / median; × hand: time / the best hand-written approach
-of the same kind and batching (SCD1: min of B1,B3 or of B2,B4; SCD2: D1 or D2), < 1 is faster; × COPY: time /
+of the same kind and batching (SCD1: min of B1,B3 or of B2,B4; SCD2: D1 or D2; L1: A2; L3: L2), < 1 is faster; × COPY: time /
 A2; WAL MB: pg_current_wal_insert_lsn() difference around the timed part; tgt+aux MB: target + tombstones /
 autocdc state or event store; src load s: the untimed INSERT of the rows into autocdc's source (stamp trigger
 + xid index) with ANALYZE.

@@ -24,6 +24,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 use List::Util qw(shuffle);
+use FindBin;
+use lib $FindBin::RealBin;
+use CrashRun;
 
 my $seed = $ENV{AUTOCDC_CRASH_SEED} // (int(time() * 1000) ^ $$) % 1_000_000;
 srand($seed);
@@ -312,95 +315,34 @@ ROLLBACK;});
 	return $secs;
 }
 
-# Starts a run in a background psql, lets it go $delay seconds, then kills
-# its backend with SIGKILL ($how = 'backend') or stops the server in
-# immediate mode ($how = 'immediate') and starts it again.  The run is the
-# first statement of an explicit transaction followed by a long sleep, so
-# that a kill landing after the run's last statement still precedes its
-# commit.  Then checks that nothing of it shows.  Returns whether the kill
-# landed inside autocdc.run.
+# Kills a run $delay seconds in (CrashRun.pm), then checks that nothing of
+# it shows.  Returns whether the kill landed inside autocdc.run.
 my @kills;
-
-# Waits until the server accepts connections out of recovery.  (Not
-# poll_query_until: while the server restarts, its psql can exit before
-# reading the query, and IPC::Run then dies on the broken pipe.)
-sub wait_back
-{
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		my ($ret, $out) = eval { $node->psql('postgres', 'SELECT NOT pg_is_in_recovery()') };
-		return 1 if defined $ret && $ret == 0 && $out eq 't';
-		sleep 0.1;
-	}
-	return 0;
-}
 
 sub killed_run
 {
 	my ($label, $delay, $how) = @_;
 	my $before = world();
-	my $bg = $node->background_psql('postgres', on_error_stop => 0);
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	chomp $pid;
-	$bg->query_until(qr/started/, qq{\\echo started
-BEGIN;
-SELECT count(*) FROM autocdc.run('crash');
-SELECT pg_sleep(3600);
-COMMIT;
-});
-	my $t0;
-	my $deadline = time + 60;
-	while (1)
-	{
-		my $q = sql(qq{SELECT state || ' ' || query FROM pg_stat_activity WHERE pid = $pid});
-		if ($q =~ /^active .*autocdc\.run/s) { $t0 = time; last; }
-		die "$label: the run did not start (backend $pid: $q)" if time > $deadline;
-		sleep 0.02;
-	}
-	my $left = $delay - (time - $t0);
-	sleep $left if $left > 0;
-	# What the backend is doing: the run, or the sleep after it; and which
-	# flow (the run locks each target as its flow starts, until commit).
-	my ($doing, $flow) = split /\|/, sql(qq{
-SELECT a.query, CASE WHEN EXISTS (SELECT FROM pg_locks l WHERE l.pid = a.pid AND l.relation = 'tgt2'::regclass)
-                     THEN 'crash_scd2' ELSE 'crash_scd1' END
-  FROM pg_stat_activity a WHERE a.pid = $pid});
-	my $at = time - $t0;
-	my $in_run = $doing =~ /autocdc\.run/ ? 1 : 0;
-	my $t_kill = time;
-	my $log_offset = -s $node->logfile;
-	if ($how eq 'backend')
-	{
-		kill 'KILL', $pid;
-	}
-	else
-	{
-		$node->stop('immediate');
-		$node->start;
-	}
-	eval { $bg->quit; };
-	# The postmaster restarts every process: wait for that, then for the end
-	# of crash recovery.
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset)
-	  if $how eq 'backend';
-	ok(wait_back(),
-		"$label: server back after " . ($how eq 'backend' ? "SIGKILL of backend $pid" : 'immediate shutdown'));
-	my $recovery = time - $t_kill;
+	# which flow: the run locks each target as its flow starts, until commit
+	my %k = CrashRun::kill_during_run($node, 'crash', $delay, $how, q{
+SELECT CASE WHEN EXISTS (SELECT FROM pg_locks l WHERE l.pid = $pid AND l.relation = 'tgt2'::regclass)
+            THEN 'crash_scd2' ELSE 'crash_scd1' END});
+	ok($k{back},
+		"$label: server back after " . ($how eq 'backend' ? "SIGKILL of backend $k{pid}" : 'immediate shutdown'));
 	ok($node->log_contains($how eq 'backend'
-			? qr/\(PID $pid\) was terminated by signal 9/
+			? qr/\(PID $k{pid}\) was terminated by signal 9/
 			: qr/received immediate shutdown request(?s:.*)was not properly shut down; automatic recovery/,
-			$log_offset),
+			$k{log_offset}),
 		"$label: the server log shows the crash");
 	push @kills, sprintf('%s: %s at %.2f s into the run (%s), back in %.1f s', $label,
-		$how eq 'backend' ? 'SIGKILL of the backend' : 'immediate shutdown', $at,
-		$in_run ? "inside autocdc.run, flow $flow" : 'after the run, before its commit', $recovery);
+		$how eq 'backend' ? 'SIGKILL of the backend' : 'immediate shutdown', $k{at},
+		$k{inside} ? "inside autocdc.run, flow $k{probe}" : 'after the run, before its commit', $k{recovery});
 	note $kills[-1];
 	is(world(), $before,
 		"$label: nothing of the killed run applied: targets, state, checkpoints and catalog unchanged");
 	is(sql(q{SELECT count(*) FROM autocdc.pipeline WHERE last_status = 'running'}), '0',
 		"$label: no pipeline left marked running");
-	return $in_run;
+	return $k{inside};
 }
 
 # $k delays stratified over [lo, hi]: one uniformly in each of $k equal

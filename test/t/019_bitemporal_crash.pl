@@ -22,6 +22,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 use List::Util qw(shuffle);
+use FindBin;
+use lib $FindBin::RealBin;
+use CrashRun;
 
 my $seed = $ENV{AUTOCDC_CRASH_SEED} // (int(time() * 1000) ^ $$) % 1_000_000;
 srand($seed);
@@ -95,18 +98,6 @@ SELECT string_agg(k || ' = ' || coalesce(v, '(null)'), E'\\n' ORDER BY k) FROM (
   ('autocdc.event_log', (SELECT count(*)::text FROM autocdc.event_log WHERE flow = 'crash_bt'))) w(k, v)};
 sub world { return sql($world_sql); }
 
-sub wait_back
-{
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		my ($ret, $out) = eval { $node->psql('postgres', 'SELECT NOT pg_is_in_recovery()') };
-		return 1 if defined $ret && $ret == 0 && $out eq 't';
-		sleep 0.1;
-	}
-	return 0;
-}
-
 # Phase 1: the first half, applied in two runs.
 sql(q{INSERT INTO src SELECT id, name, amount, op, bseq, sseq FROM events WHERE pos <= 50000});
 is(sql(q{SELECT status || ':' || rows_read FROM autocdc.run('crash')}), 'success:50000', 'first quarter applied');
@@ -131,45 +122,11 @@ for my $i (0 .. 2)
 	my $how = $i == 1 ? 'immediate' : 'backend';
 	my $label = 'kill ' . ($i + 1);
 	my $before = world();
-	my $bg = $node->background_psql('postgres', on_error_stop => 0);
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	chomp $pid;
-	$bg->query_until(qr/started/, qq{\\echo started
-BEGIN;
-SELECT count(*) FROM autocdc.run('crash');
-SELECT pg_sleep(3600);
-COMMIT;
-});
-	my $t0;
-	my $deadline = time + 60;
-	while (1)
-	{
-		my $q = sql(qq{SELECT state || ' ' || query FROM pg_stat_activity WHERE pid = $pid});
-		if ($q =~ /^active .*autocdc\.run/s) { $t0 = time; last; }
-		die "$label: the run did not start (backend $pid: $q)" if time > $deadline;
-		sleep 0.02;
-	}
-	my $left = $delays[$i] - (time - $t0);
-	sleep $left if $left > 0;
-	my $doing = sql(qq{SELECT query FROM pg_stat_activity WHERE pid = $pid});
-	my $inside = $doing =~ /autocdc\.run/ ? 1 : 0;
-	$in_run += $inside;
-	my $log_offset = -s $node->logfile;
-	if ($how eq 'backend')
-	{
-		kill 'KILL', $pid;
-	}
-	else
-	{
-		$node->stop('immediate');
-		$node->start;
-	}
-	eval { $bg->quit; };
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset)
-	  if $how eq 'backend';
-	ok(wait_back(), "$label: server back after " . ($how eq 'backend' ? 'SIGKILL' : 'immediate shutdown'));
-	push @kills, sprintf('%s: %s at %.2f s (%s)', $label, $how, time - $t0,
-		$inside ? 'inside autocdc.run' : 'after the run, before its commit');
+	my %k = CrashRun::kill_during_run($node, 'crash', $delays[$i], $how);
+	$in_run += $k{inside};
+	ok($k{back}, "$label: server back after " . ($how eq 'backend' ? 'SIGKILL' : 'immediate shutdown'));
+	push @kills, sprintf('%s: %s at %.2f s (%s)', $label, $how, $k{at},
+		$k{inside} ? 'inside autocdc.run' : 'after the run, before its commit');
 	is(world(), $before, "$label: nothing of the killed run applied: target, event store, checkpoint and catalog unchanged");
 	is(sql(q{SELECT count(*) FROM autocdc.pipeline WHERE last_status = 'running'}), '0',
 		"$label: no pipeline left marked running");
