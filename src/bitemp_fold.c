@@ -763,7 +763,8 @@ acdc_bt_fold_write(Fold2 *F, Ev *inp, uint64 ninp, FlowCounts *counts)
 	for (uint64 i = 0, o = 0; i < ninp;)
 	{
 		uint64		n = i,
-					no;
+					no,
+					from = nnew;
 
 		while (n < ninp && inp[n].key == inp[i].key)
 			n++;
@@ -772,10 +773,11 @@ acdc_bt_fold_write(Fold2 *F, Ev *inp, uint64 ninp, FlowCounts *counts)
 		for (no = o; no < nold && old[no].key == inp[i].key;)
 			no++;
 		fold_key(F, &inp[i], n - i, &old[o], no - o, &nv, &nnew, &max);
+		/* keys come in order: sorting each key's rows sorts them all */
+		qsort_arg(&nv[from], nnew - from, sizeof(BtRow), row_order, F);
 		i = n;
 		o = no;
 	}
-	qsort_arg(nv, nnew, sizeof(BtRow), row_order, F);
 	INSTR_TIME_SET_CURRENT(t[1]);
 	acdc_write_new_events(F, counts);
 	INSTR_TIME_SET_CURRENT(t[2]);
