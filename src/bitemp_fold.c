@@ -26,7 +26,9 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/sortsupport.h"
 #include "utils/typcache.h"
 
@@ -37,7 +39,12 @@ typedef struct BtFold
 	int32		typmod[2];
 	Oid			coll[2];
 	SortSupportData cmp[2];
+	int16		len[2];
+	bool		byval[2];
 	TupleDesc	desc;			/* the sequence's composite type */
+	char	   *scratch;		/* an aligned copy of a short-header sequence */
+	Size		scratch_len;
+	MemoryContext key_cxt;		/* a key's fold, reset for the next key */
 } BtFold;
 
 /* A row of a bitemporal target: stored (with its row id) or folded. */
@@ -73,8 +80,14 @@ acdc_bt_setup(Fold2 *F)
 		bt->cmp[i].ssup_cxt = CurrentMemoryContext;
 		bt->cmp[i].ssup_collation = a->attcollation;
 		PrepareSortSupportFromOrderingOp(tc->lt_opr, &bt->cmp[i]);
+		bt->len[i] = a->attlen;
+		bt->byval[i] = a->attbyval;
 	}
 	bt->desc = desc;
+	bt->scratch_len = 64;
+	bt->scratch = palloc(bt->scratch_len);
+	bt->key_cxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc bitemporal key",
+										ALLOCSET_DEFAULT_SIZES);
 	F->bt = bt;
 }
 
@@ -84,22 +97,61 @@ bt_cmp(Fold2 *F, int field, Datum a, Datum b)
 	return ApplySortComparator(a, false, b, false, &F->bt->cmp[field]);
 }
 
-/* The two fields of an event's sequence (deformed with the type's descriptor, kept). */
+/*
+ * The two fields of an event's sequence, valid as long as the event (and
+ * by-reference fields copied into the current context).  A short-header
+ * value, as an event row holds it, is read from an aligned scratch copy,
+ * not detoasted into a new one per event.
+ */
 static void
-seq_fields(Fold2 *F, Datum seq, Datum *biz, Datum *sys)
+seq_fields(Fold2 *F, Datum seq, Datum *biz, Datum *sys, MemoryContext keep)
 {
-	HeapTupleHeader th = DatumGetHeapTupleHeader(seq);
+	BtFold	   *bt = F->bt;
+	struct varlena *v = (struct varlena *) DatumGetPointer(seq);
+	HeapTupleHeader th;
 	HeapTupleData tup;
 	bool		isnull[2];
+	bool		scratch = VARATT_IS_SHORT(v);
 
+	if (scratch)
+	{
+		Size		len = VARSIZE_SHORT(v) - VARHDRSZ_SHORT;
+
+		if (bt->scratch_len < len + VARHDRSZ)
+		{
+			bt->scratch_len = len + VARHDRSZ;
+			bt->scratch = repalloc(bt->scratch, bt->scratch_len);
+		}
+		SET_VARSIZE(bt->scratch, len + VARHDRSZ);
+		memcpy(VARDATA(bt->scratch), VARDATA_SHORT(v), len);
+		th = (HeapTupleHeader) bt->scratch;
+	}
+	else
+	{
+		/* a compressed value's copy lives as long as its fields are used */
+		MemoryContext old = MemoryContextSwitchTo(keep);
+
+		th = DatumGetHeapTupleHeader(seq);
+		MemoryContextSwitchTo(old);
+	}
 	tup.t_len = HeapTupleHeaderGetDatumLength(th);
 	ItemPointerSetInvalid(&tup.t_self);
 	tup.t_tableOid = InvalidOid;
 	tup.t_data = th;
-	*biz = heap_getattr(&tup, 1, F->bt->desc, &isnull[0]);
-	*sys = heap_getattr(&tup, 2, F->bt->desc, &isnull[1]);
+	*biz = heap_getattr(&tup, 1, bt->desc, &isnull[0]);
+	*sys = heap_getattr(&tup, 2, bt->desc, &isnull[1]);
 	if (isnull[0] || isnull[1])
 		elog(ERROR, "autocdc: a bitemporal event has a NULL sequence field");
+	if (scratch && !(bt->byval[0] && bt->byval[1]))
+	{
+		MemoryContext old = MemoryContextSwitchTo(keep);
+
+		if (!bt->byval[0])
+			*biz = datumCopy(*biz, false, bt->len[0]);
+		if (!bt->byval[1])
+			*sys = datumCopy(*sys, false, bt->len[1]);
+		MemoryContextSwitchTo(old);
+	}
 }
 
 static int
@@ -134,10 +186,13 @@ same_version(Fold2 *F, Version *a, Version *b)
 	return true;
 }
 
+/* A new row of v, its arrays copied to cxt (v's go with the key's fold). */
 static BtRow *
-add_row(BtRow **out, uint64 *nout, uint64 *max, Version *v, Datum sstart)
+add_row(Fold2 *F, BtRow **out, uint64 *nout, uint64 *max, Version *v, Datum sstart,
+		MemoryContext cxt)
 {
 	BtRow	   *r;
+	int			nv = Max(F->nvals, 1);
 
 	if (*nout == *max)
 	{
@@ -147,8 +202,10 @@ add_row(BtRow **out, uint64 *nout, uint64 *max, Version *v, Datum sstart)
 	r = &(*out)[(*nout)++];
 	r->key = v->key;
 	r->keys = v->keys;
-	r->vals = v->vals;
-	r->nulls = v->nulls;
+	r->vals = MemoryContextAlloc(cxt, sizeof(Datum) * nv);
+	memcpy(r->vals, v->vals, sizeof(Datum) * nv);
+	r->nulls = MemoryContextAlloc(cxt, sizeof(bool) * nv);
+	memcpy(r->nulls, v->nulls, sizeof(bool) * nv);
 	r->start = v->start;
 	r->end = v->end;
 	r->open = v->open;
@@ -201,32 +258,187 @@ keep_rows(Fold2 *F, BtRow *old, uint64 nold, Datum m, BtRow **out, uint64 *nout,
 	return nprev;
 }
 
+/* A key's events and its system points, as fold_key folds them. */
+typedef struct KeyFold
+{
+	Ev		   *ev;				/* by business, then system sequence */
+	uint64		n;
+	Datum	   *biz;			/* per event: its business sequence */
+	int64	   *pidx;			/* per event: the point it is known from, or -1 (before all) */
+	uint64	   *grpend;			/* per event: past the last event of its business sequence */
+	Datum	   *points;			/* distinct, ascending */
+	uint64		npoints;
+	int64	   *first;			/* per point: its first and last event (pidx == p), or -1 */
+	int64	   *last;
+} KeyFold;
+
+/* The point of system sequence s: its index in points (s is one of them). */
+static int64
+point_of(Fold2 *F, KeyFold *k, Datum s)
+{
+	uint64		lo = 0,
+				hi = k->npoints;
+
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+
+		if (bt_cmp(F, 1, k->points[mid], s) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int64) lo;
+}
+
+/*
+ * The key's points: the distinct system sequences from m (its earliest
+ * new one) on, each event's point, and each point's events.  Returns the
+ * last event known before the first point, or -1.
+ */
+static int64
+key_points(Fold2 *F, KeyFold *k, Datum *sys, Datum m)
+{
+	uint64		d = 0;
+	int64		before = -1;
+
+	k->points = palloc(sizeof(Datum) * k->n);
+	k->npoints = 0;
+	for (uint64 i = 0; i < k->n; i++)
+		if (bt_cmp(F, 1, sys[i], m) >= 0)
+			k->points[k->npoints++] = sys[i];
+	qsort_arg(k->points, k->npoints, sizeof(Datum), datum_order, F);
+	for (uint64 i = 0; i < k->npoints; i++)
+		if (d == 0 || bt_cmp(F, 1, k->points[d - 1], k->points[i]) != 0)
+			k->points[d++] = k->points[i];
+	k->npoints = d;
+	k->pidx = palloc(sizeof(int64) * k->n);
+	k->first = palloc(sizeof(int64) * Max(d, 1));
+	k->last = palloc(sizeof(int64) * Max(d, 1));
+	for (uint64 p = 0; p < d; p++)
+		k->first[p] = k->last[p] = -1;
+	for (uint64 i = 0; i < k->n; i++)
+	{
+		int64		p = bt_cmp(F, 1, sys[i], m) < 0 ? -1 : point_of(F, k, sys[i]);
+
+		k->pidx[i] = p;
+		if (p < 0)
+			before = (int64) i;
+		else
+		{
+			if (k->first[p] < 0)
+				k->first[p] = (int64) i;
+			k->last[p] = (int64) i;
+		}
+	}
+	k->grpend = palloc(sizeof(uint64) * k->n);
+	for (uint64 i = 0; i < k->n;)
+	{
+		uint64		g = i;
+
+		while (g < k->n && bt_cmp(F, 0, k->biz[g], k->biz[i]) == 0)
+			g++;
+		for (; i < g; i++)
+			k->grpend[i] = g;
+	}
+	return before;
+}
+
+/* The events that count at point p: per business sequence, the latest known at p. */
+static uint64
+point_events(KeyFold *k, uint64 p, Ev *eff)
+{
+	uint64		neff = 0;
+
+	for (uint64 i = 0; i < k->n; i = k->grpend[i])
+	{
+		int64		last = -1;
+
+		for (uint64 g = i; g < k->grpend[i]; g++)
+			if (k->pidx[g] <= (int64) p)
+				last = (int64) g;
+		if (last >= 0)
+		{
+			eff[neff] = k->ev[last];
+			eff[neff].seq = k->biz[last];
+			neff++;
+		}
+	}
+	return neff;
+}
+
+/*
+ * Whether point p only appends to what was known before it (up to event
+ * "known"): each of its events after them all, at a later business
+ * sequence.  Then the history at p is the one before it, its open version
+ * (if the last event known was an upsert) folded on with them, as SCD 2
+ * folds on from its open version: the versions before it are done.
+ * Returns the events to fold on with (in eff), or -1 if p does not append.
+ */
+static int64
+point_appends(Fold2 *F, KeyFold *k, uint64 p, int64 known, Version *prev, uint64 nprev, Ev *eff)
+{
+	int64		neff = 0;
+
+	if (p == 0 || k->first[p] <= known ||
+		(known >= 0 && bt_cmp(F, 0, k->biz[k->first[p]], k->biz[known]) == 0))
+		return -1;
+	if (nprev > 0 && prev[nprev - 1].open)
+	{
+		Version    *v = &prev[nprev - 1];
+		Ev		   *a = &eff[neff++];
+
+		memset(a, 0, sizeof(Ev));
+		a->key = v->key;
+		a->kind = 'a';
+		a->seq = v->start;
+		a->keys = v->keys;
+		a->vals = v->vals;
+		a->nulls = v->nulls;
+	}
+	for (int64 i = k->first[p]; i <= k->last[p]; i++)
+		if (k->pidx[i] == (int64) p)
+		{
+			eff[neff] = k->ev[i];
+			eff[neff].seq = k->biz[i];
+			neff++;
+		}
+	return neff;
+}
+
 /*
  * One key's events (sorted by business, then system sequence) into its
  * rows, appended to out; old holds its stored rows (by business start,
  * then system start).  Only the system points from its earliest new event
- * on are folded: the rows before it stand.
+ * on are folded: the rows before it stand.  The fold's own allocations go
+ * with the key: only the rows' arrays are kept, in the caller's context.
  */
 static void
 fold_key(Fold2 *F, Ev *ev, uint64 n, BtRow *old, uint64 nold,
 		 BtRow **out, uint64 *nout, uint64 *max)
 {
-	Datum	   *biz = palloc(sizeof(Datum) * n);
-	Datum	   *sys = palloc(sizeof(Datum) * n);
-	Datum	   *points = palloc(sizeof(Datum) * n);
-	Ev		   *eff = palloc(sizeof(Ev) * n);
-	Version    *prev = palloc(sizeof(Version) * (n + nold + 1));
-	Version    *cur = palloc(sizeof(Version) * (n + nold + 1));
-	uint64	   *rowof = palloc(sizeof(uint64) * (n + nold + 1));	/* prev's row in out */
-	uint64	   *currow = palloc(sizeof(uint64) * (n + nold + 1));
-	uint64		nprev = 0,
-				npoints = 0;
+	MemoryContext cxt;
+	KeyFold		k;
+	Datum	   *sys;
+	Ev		   *eff;
+	Version    *prev,
+			   *cur;
+	uint64	   *rowof,			/* prev's row in out */
+			   *currow;
+	uint64		nprev = 0;
+	int64		known;			/* the last event known at the point before */
 	bool		has_m = false;
 	Datum		m = (Datum) 0;
 
+	MemoryContextReset(F->bt->key_cxt);
+	cxt = MemoryContextSwitchTo(F->bt->key_cxt);
+	k.ev = ev;
+	k.n = n;
+	k.biz = palloc(sizeof(Datum) * n);
+	sys = palloc(sizeof(Datum) * n);
 	for (uint64 i = 0; i < n; i++)
 	{
-		seq_fields(F, ev[i].seq, &biz[i], &sys[i]);
+		seq_fields(F, ev[i].seq, &k.biz[i], &sys[i], cxt);
 		if (ev[i].fresh && (!has_m || bt_cmp(F, 1, sys[i], m) < 0))
 		{
 			m = sys[i];
@@ -234,58 +446,49 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, BtRow *old, uint64 nold,
 		}
 	}
 	if (!has_m)
-		return;					/* nothing new (the caller reads touched keys only) */
-	for (uint64 i = 0; i < n; i++)
-		if (bt_cmp(F, 1, sys[i], m) >= 0)
-			points[npoints++] = sys[i];
-	qsort_arg(points, npoints, sizeof(Datum), datum_order, F);
 	{
-		uint64		d = 0;
-
-		for (uint64 i = 0; i < npoints; i++)
-			if (d == 0 || bt_cmp(F, 1, points[d - 1], points[i]) != 0)
-				points[d++] = points[i];
-		npoints = d;
+		MemoryContextSwitchTo(cxt);
+		return;					/* nothing new (the caller reads touched keys only) */
 	}
+	known = key_points(F, &k, sys, m);
+	eff = palloc(sizeof(Ev) * (n + 1));
+	prev = palloc(sizeof(Version) * (n + nold + 1));
+	cur = palloc(sizeof(Version) * (n + nold + 1));
+	rowof = palloc(sizeof(uint64) * (n + nold + 1));
+	currow = palloc(sizeof(uint64) * (n + nold + 1));
 	nprev = keep_rows(F, old, nold, m, out, nout, max, prev, rowof);
 
-	for (uint64 p = 0; p < npoints; p++)
+	for (uint64 p = 0; p < k.npoints; p++)
 	{
-		uint64		neff = 0,
-					ncur = 0,
-					a = 0;
+		Datum		at = k.points[p];
+		uint64		ncur = 0,
+					a = 0,
+					b = 0;
+		int64		neff;
 		Version    *swap;
 		uint64	   *swapr;
 
 		CHECK_FOR_INTERRUPTS();
-		/* per business sequence, the latest event in system time known at the point */
-		for (uint64 i = 0; i < n;)
+		neff = point_appends(F, &k, p, known, prev, nprev, eff);
+		if (neff >= 0)
 		{
-			uint64		g = i;
-			int64		last = -1;
-
-			while (g < n && bt_cmp(F, 0, biz[g], biz[i]) == 0)
-			{
-				if (bt_cmp(F, 1, sys[g], points[p]) <= 0)
-					last = (int64) g;
-				g++;
-			}
-			if (last >= 0)
-			{
-				eff[neff] = ev[last];
-				eff[neff].seq = biz[last];
-				neff++;
-			}
-			i = g;
+			/* the versions before the open one stand as they were */
+			ncur = nprev > 0 && prev[nprev - 1].open ? nprev - 1 : nprev;
+			memcpy(cur, prev, sizeof(Version) * ncur);
+			memcpy(currow, rowof, sizeof(uint64) * ncur);
+			a = b = ncur;
 		}
-		acdc_fold_key(F, eff, neff, cur, &ncur);
+		else
+			neff = (int64) point_events(&k, p, eff);
+		acdc_fold_key(F, eff, (uint64) neff, cur, &ncur);
+		known = Max(known, k.last[p]);
 
 		/* versions believed before and now, both in business order */
-		for (uint64 b = 0; b < ncur; b++)
+		for (; b < ncur; b++)
 		{
 			while (a < nprev && bt_cmp(F, 0, prev[a].start, cur[b].start) < 0)
 			{
-				(*out)[rowof[a]].send = points[p];
+				(*out)[rowof[a]].send = at;
 				(*out)[rowof[a]].sopen = false;
 				a++;
 			}
@@ -296,16 +499,16 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, BtRow *old, uint64 nold,
 			}
 			if (a < nprev && bt_cmp(F, 0, prev[a].start, cur[b].start) == 0)
 			{
-				(*out)[rowof[a]].send = points[p];
+				(*out)[rowof[a]].send = at;
 				(*out)[rowof[a]].sopen = false;
 				a++;
 			}
-			add_row(out, nout, max, &cur[b], points[p]);
+			add_row(F, out, nout, max, &cur[b], at, cxt);
 			currow[b] = *nout - 1;
 		}
 		for (; a < nprev; a++)
 		{
-			(*out)[rowof[a]].send = points[p];
+			(*out)[rowof[a]].send = at;
 			(*out)[rowof[a]].sopen = false;
 		}
 		swap = prev;
@@ -316,6 +519,7 @@ fold_key(Fold2 *F, Ev *ev, uint64 n, BtRow *old, uint64 nold,
 		currow = swapr;
 		nprev = ncur;
 	}
+	MemoryContextSwitchTo(cxt);
 }
 
 /* The key's target rows, read for the chunk's touched keys (registered as __autocdc_mode). */
@@ -559,7 +763,8 @@ acdc_bt_fold_write(Fold2 *F, Ev *inp, uint64 ninp, FlowCounts *counts)
 	for (uint64 i = 0, o = 0; i < ninp;)
 	{
 		uint64		n = i,
-					no;
+					no,
+					from = nnew;
 
 		while (n < ninp && inp[n].key == inp[i].key)
 			n++;
@@ -568,10 +773,11 @@ acdc_bt_fold_write(Fold2 *F, Ev *inp, uint64 ninp, FlowCounts *counts)
 		for (no = o; no < nold && old[no].key == inp[i].key;)
 			no++;
 		fold_key(F, &inp[i], n - i, &old[o], no - o, &nv, &nnew, &max);
+		/* keys come in order: sorting each key's rows sorts them all */
+		qsort_arg(&nv[from], nnew - from, sizeof(BtRow), row_order, F);
 		i = n;
 		o = no;
 	}
-	qsort_arg(nv, nnew, sizeof(BtRow), row_order, F);
 	INSTR_TIME_SET_CURRENT(t[1]);
 	acdc_write_new_events(F, counts);
 	INSTR_TIME_SET_CURRENT(t[2]);

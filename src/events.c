@@ -15,6 +15,7 @@
 #include "events.h"
 #include "expect.h"
 #include "progress.h"
+#include "record_cmp.h"
 #include "relation.h"
 #include "validate.h"
 
@@ -242,6 +243,8 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 		ev->cmp[i].ssup_cxt = ev->cxt;
 		ev->cmp[i].ssup_collation = colls[i];
 		PrepareSortSupportFromOrderingOp(tc->lt_opr, &ev->cmp[i]);
+		if (ev->composite[i])
+			acdc_record_sortsupport(&ev->cmp[i], att->atttypid);
 	}
 	ev->sort_atts = atts;
 	ev->sort_ops = ops;

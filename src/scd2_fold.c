@@ -150,6 +150,13 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 			x->kind = acdc_events_kind(ev, slot);
 			x->fresh = true;
 			x->seq = slot->tts_values[ev->seq_att];
+			/*
+			 * A bitemporal sequence, read while its row is at hand, into
+			 * the chunk's memory in key order: its fold and compares go
+			 * through it again and again.
+			 */
+			if (F->bt)
+				x->seq = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(x->seq)));
 			x->row = ev->row_att >= 0 ? slot->tts_values[ev->row_att] : (Datum) 0;
 			normalize(F, slot, x);
 			if (n == 0)
