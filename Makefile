@@ -22,7 +22,7 @@ REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              collations settings_pinning retention partitions \
              schema_changes expression_pinning security bookkeeping stamps \
              target_edits reinstall run_history run_results loading progress \
-             expectations quarantine source_query bitemporal \
+             expectations quarantine source_query bitemporal toasted_sequences \
              dialect dialect_errors dialect_ddl dialect_query dialect_expect \
              columns_to_update uninstall
 REGRESS_OPTS = --inputdir=test

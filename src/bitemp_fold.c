@@ -111,7 +111,8 @@ seq_fields(Fold2 *F, Datum seq, Datum *biz, Datum *sys, MemoryContext keep)
 	HeapTupleHeader th;
 	HeapTupleData tup;
 	bool		isnull[2];
-	bool		scratch = VARATT_IS_SHORT(v);
+	/* an external (toasted) value has a short header too: detoasted below */
+	bool		scratch = VARATT_IS_SHORT(v) && !VARATT_IS_EXTERNAL(v);
 
 	if (scratch)
 	{
@@ -128,7 +129,7 @@ seq_fields(Fold2 *F, Datum seq, Datum *biz, Datum *sys, MemoryContext keep)
 	}
 	else
 	{
-		/* a compressed value's copy lives as long as its fields are used */
+		/* a compressed or external value's copy lives as long as its fields are used */
 		MemoryContext old = MemoryContextSwitchTo(keep);
 
 		th = DatumGetHeapTupleHeader(seq);

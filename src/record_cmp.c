@@ -41,6 +41,9 @@ rec_header(RecCmp *rc, Datum a, int side)
 	struct varlena *v = (struct varlena *) DatumGetPointer(a);
 	HeapTupleHeader h;
 
+	/* an external pointer has a short header too: test it first */
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		return NULL;
 	if (VARATT_IS_SHORT(v))
 	{
 		Size		len = VARSIZE_SHORT(v) - VARHDRSZ_SHORT;
@@ -58,8 +61,6 @@ rec_header(RecCmp *rc, Datum a, int side)
 		memcpy(VARDATA(rc->scratch[side]), VARDATA_SHORT(v), len);
 		h = (HeapTupleHeader) rc->scratch[side];
 	}
-	else if (VARATT_IS_EXTENDED(v))
-		return NULL;
 	else
 		h = (HeapTupleHeader) v;
 	if (HeapTupleHeaderGetTypeId(h) != rc->typid ||
