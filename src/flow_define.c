@@ -662,6 +662,9 @@ acdc_define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list
 		/* the list of an event's columns is no column of the target */
 		if (spec->columns_to_update != NULL && strcmp(c->name, spec->columns_to_update) == 0)
 			continue;
+		/* nor is an SCD 1 target's own sequence, when one is the source */
+		if (column_list == NIL && strcmp(c->name, ACDC_SEQUENCE_COLUMN) == 0)
+			continue;
 		if (column_list != NIL ? !acdc_list_has_string(chosen, c->name)
 			: acdc_list_has_string(except, c->name))
 			continue;

@@ -174,7 +174,8 @@ acdc_flow_become(UserSwitch *sw, FlowDef *f)
  * An SCD 1 state keeps tombstones (dead keys) and an SCD 2 event store
  * deletes of keys never seen, so only a live key or an upsert counts.  An
  * SCD 1 target keeping its rows' sequences has live keys in its state only
- * for partial-update columns: that it held rows after its last run counts.
+ * for partial-update columns: that it held rows after its last run counts
+ * (read after the lock, as the flows before in this run left it).
  */
 static void
 check_target_not_emptied(FlowDef *f)
@@ -185,7 +186,7 @@ check_target_not_emptied(FlowDef *f)
 					  acdc_rel_qualified_name(f->state),
 					  ACDC_KEEPS_EVENTS(f->scd_type) ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
 					  : "__autocdc_deleted_at IS NULL"),
-			 0, NULL, NULL, NULL, true);
+			 0, NULL, NULL, NULL, false);
 	if (acdc_spi_bool(0, 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -423,7 +424,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 		(held ? r->counts.deleted > 0 : r->counts.upserted > 0))
 	{
 		acdc_spi_exec(psprintf("SELECT EXISTS (SELECT 1 FROM %s)", acdc_rel_qualified_name(f->target)),
-				 0, NULL, NULL, NULL, true);
+				 0, NULL, NULL, NULL, false);
 		held = acdc_spi_bool(0, 1);
 	}
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
