@@ -400,12 +400,13 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 
 	/*
 	 * The state, where it changed; a key stays dead since the same delete.
-	 * A target keeping the sequence holds a live key's upsert: the state
-	 * keeps the key only for a delete or a tracked column.
+	 * A target keeping the sequence holds a live key's upsert, which is all
+	 * a live key needs unless it has tracked columns: then their setters,
+	 * and the last delete, which a late partial update must not cross.
 	 */
 	same_del = same_seq(F, has_del, n_del, !SN[ST_DEL], S[ST_DEL]);
 	has_sups = has_ups && !(F->seq_in_target && live);
-	if (F->seq_in_target && live && !has_del && !tracks_any(F))
+	if (F->seq_in_target && live && (F->ntracked == 0 || (!has_del && !tracks_any(F))))
 	{
 		if (has_state)
 		{
