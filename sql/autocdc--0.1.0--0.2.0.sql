@@ -728,3 +728,13 @@ SELECT f.name,
   LEFT JOIN autocdc.checkpoint c ON c.flow OPERATOR(pg_catalog.=) f.name
   LEFT JOIN autocdc.target t ON t.target OPERATOR(pg_catalog.=) f.target;
 COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, target, options, checkpoint, last run and running totals';
+
+-- SCD 1: where the sequence of a key's applied upsert lives.  A target
+-- made by 0.2.0 keeps it in its own column __autocdc_sequence, and its
+-- state keeps rows only for tombstones and partial-update columns; a target
+-- from 0.1.0 keeps it in the state, a row per key.  held_rows: such a new
+-- target held rows after autocdc last wrote it (a target found empty then
+-- was emptied by hand).
+ALTER TABLE autocdc.target
+  ADD COLUMN sequence_in_target boolean NOT NULL DEFAULT false,
+  ADD COLUMN held_rows boolean NOT NULL DEFAULT false;

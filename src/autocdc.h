@@ -46,6 +46,8 @@
  */
 #define AUTOCDC_XID_BEFORE		"1"
 #define AUTOCDC_RESERVED_PREFIX "__autocdc"
+/* An SCD 1 target's column: the sequence of the row's applied upsert. */
+#define ACDC_SEQUENCE_COLUMN "__autocdc_sequence"
 #define AUTOCDC_STAMP_TRIGGER	"__autocdc_stamp_xid"
 
 /* Settings (autocdc.c). */

@@ -235,7 +235,8 @@ acdc_catalog_load_target_state(FlowDef *flow)
 	Datum		values[1] = {ObjectIdGetDatum(flow->target)};
 
 	acdc_catalog_exec("SELECT partial_columns, truncate_seq, "
-				 "       pg_catalog.date_part('epoch', tombstone_retention) "
+				 "       pg_catalog.date_part('epoch', tombstone_retention), "
+				 "       sequence_in_target, held_rows "
 				 "  FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
@@ -253,6 +254,8 @@ acdc_catalog_load_target_state(FlowDef *flow)
 		flow->tombstone_retention_s = isnull ? (double) autocdc_tombstone_retention_s
 			: DatumGetFloat8(d);
 	}
+	flow->seq_in_target = acdc_spi_bool(0, 4);
+	flow->held_rows = acdc_spi_bool(0, 5);
 }
 
 void
@@ -322,7 +325,7 @@ acdc_catalog_reset_target(Oid target)
 				 " WHERE f.name OPERATOR(pg_catalog.=) c.flow "
 				 "   AND f.target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
-	acdc_catalog_exec("UPDATE autocdc.target SET truncate_seq = NULL "
+	acdc_catalog_exec("UPDATE autocdc.target SET truncate_seq = NULL, held_rows = false "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 }
@@ -334,6 +337,17 @@ acdc_catalog_set_truncate_seq(Oid target, const char *seq)
 	Datum		values[2] = {ObjectIdGetDatum(target), CStringGetTextDatum(seq)};
 
 	acdc_catalog_exec("UPDATE autocdc.target SET truncate_seq = $2 "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 2, argtypes, values, NULL);
+}
+
+void
+acdc_catalog_set_held_rows(Oid target, bool held)
+{
+	Oid			argtypes[2] = {OIDOID, BOOLOID};
+	Datum		values[2] = {ObjectIdGetDatum(target), BoolGetDatum(held)};
+
+	acdc_catalog_exec("UPDATE autocdc.target SET held_rows = $2 "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 2, argtypes, values, NULL);
 }

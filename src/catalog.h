@@ -31,6 +31,7 @@ typedef struct TargetRegistration
 	Oid			state;
 	List	   *partial_columns;
 	List	   *track_columns;	/* SCD 2: NIL tracks all */
+	bool		seq_in_target;	/* SCD 1: see FlowDef */
 } TargetRegistration;
 
 extern bool acdc_catalog_target_registration(Oid target, TargetRegistration *reg);

@@ -56,7 +56,7 @@ acdc_catalog_target_registration(Oid target, TargetRegistration *reg)
 
 	acdc_catalog_exec("SELECT scd_type, keys, sequence_type::pg_catalog.oid, "
 				 "       sequence_composite::pg_catalog.oid, state_table::pg_catalog.oid, partial_columns, "
-				 "       track_columns "
+				 "       track_columns, sequence_in_target "
 				 "  FROM autocdc.target WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
 	if (SPI_processed != 1)
@@ -70,6 +70,7 @@ acdc_catalog_target_registration(Oid target, TargetRegistration *reg)
 	reg->partial_columns = acdc_text_array_to_list(SPI_getbinval(tup, desc, 6, &isnull));
 	d = SPI_getbinval(tup, desc, 7, &isnull);
 	reg->track_columns = isnull ? NIL : acdc_text_array_to_list(d);
+	reg->seq_in_target = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
 	return true;
 }
 
@@ -161,9 +162,11 @@ acdc_catalog_insert_target(Oid target, int scd_type, List *keys, Oid seq_type,
 	if (track_columns == NIL)
 		nulls[7] = 'n';
 	acdc_catalog_exec("INSERT INTO autocdc.target (target, scd_type, keys, sequence_type, "
-				 "  state_table, sequence_composite, partial_columns, track_columns) "
+				 "  state_table, sequence_composite, partial_columns, track_columns, "
+				 "  sequence_in_target) "
 				 "VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.regtype, "
-				 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7, $8)",
+				 "  $5::pg_catalog.regclass, $6::pg_catalog.regtype, $7, $8, "
+				 "  $2 OPERATOR(pg_catalog.=) 1)",
 				 8, argtypes, values, nulls);
 }
 

@@ -276,6 +276,8 @@ acdc_check_run_collations(FlowDef *f)
 	else
 	{
 		check_column(&m, f->state, "__autocdc_delete_seq", seq, seq_origin);
+		if (f->seq_in_target)
+			check_column(&m, f->target, ACDC_SEQUENCE_COLUMN, seq, seq_origin);
 		foreach(lc, f->state_partial)
 			check_column(&m, f->state, lfirst(lc), seq, seq_origin);
 	}

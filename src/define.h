@@ -125,6 +125,7 @@ extern void acdc_define_check_existing_target(FlowSpec *spec, Oid relid);
 extern void acdc_define_prepare_source(FlowSpec *spec);
 extern Oid	acdc_define_create_sequence_composite(FlowSpec *spec, Oid owner);
 extern Oid	acdc_define_create_state_table(FlowSpec *spec, Oid owner);
+extern void acdc_define_sequence_column(FlowSpec *spec, bool first);
 extern char *acdc_define_aux_table_head(StringInfo sql, FlowSpec *spec,
 								   const char *prefix, char *sname);
 extern Oid	acdc_define_create_aux_table(FlowSpec *spec, const char *ddl, const char *name,

@@ -7,6 +7,7 @@
  */
 #include "catalog.h"
 #include "define.h"
+#include "validate.h"
 #include "collation.h"
 #include "expr_pin.h"
 
@@ -41,13 +42,51 @@
 
 PG_FUNCTION_INFO_V1(autocdc_on_sql_drop);
 
+/* The flow as the key-matching SQL builders need it: target and keys. */
+static FlowDef *
+spec_keys_flow(FlowSpec *spec)
+{
+	FlowDef    *f = palloc0(sizeof(FlowDef));
+
+	f->target = spec->target;
+	f->keys = spec->keys;
+	return f;
+}
+
+/*
+ * A new partial-update column of a target whose rows hold their upsert's
+ * sequence: each live key's state row, made where there is none, gets it.
+ */
+static void
+start_tracking_from_target(FlowSpec *spec, const char *qstate, const char *col)
+{
+	char	   *qtarget = acdc_rel_qualified_name(spec->target);
+	const char *qcol = quote_identifier(col);
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "UPDATE %s st SET %s = t.%s FROM %s t WHERE st.__autocdc_deleted_at IS NULL AND ",
+					 qstate, qcol, ACDC_SEQUENCE_COLUMN, qtarget);
+	acdc_append_keys_match(&sql, spec_keys_flow(spec), "st", "t");
+	appendStringInfo(&sql, "; INSERT INTO %s (", qstate);
+	acdc_append_column_list(&sql, spec->keys, NULL);
+	appendStringInfo(&sql, ", %s) SELECT ", qcol);
+	acdc_append_column_list(&sql, spec->keys, "t");
+	appendStringInfo(&sql, ", t.%s FROM %s t WHERE t.%s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s st WHERE ",
+					 ACDC_SEQUENCE_COLUMN, qtarget, ACDC_SEQUENCE_COLUMN, qstate);
+	acdc_append_keys_match(&sql, spec_keys_flow(spec), "st", "t");
+	appendStringInfoChar(&sql, ')');
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+}
+
 /*
  * Adds to the state the partial-update columns this flow brings.  Live
  * keys' values came from their last upsert until now, hence the initial
  * setting sequence.
  */
 static void
-add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted)
+add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted,
+						  bool seq_in_target)
 {
 	ListCell   *lc;
 	List	   *added = NIL;
@@ -69,9 +108,12 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 		acdc_spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qstate,
 						  quote_identifier(col), seqtype),
 				 0, NULL, NULL, NULL, false);
-		acdc_spi_exec(psprintf("UPDATE %s SET %s = __autocdc_upsert_seq WHERE __autocdc_deleted_at IS NULL",
-						  qstate, quote_identifier(col)),
-				 0, NULL, NULL, NULL, false);
+		if (seq_in_target)
+			start_tracking_from_target(spec, qstate, col);
+		else
+			acdc_spi_exec(psprintf("UPDATE %s SET %s = __autocdc_upsert_seq WHERE __autocdc_deleted_at IS NULL",
+							  qstate, quote_identifier(col)),
+					 0, NULL, NULL, NULL, false);
 	}
 	autocdc_unbecome(&sw);
 
@@ -306,8 +348,10 @@ register_target(FlowSpec *spec, Oid owner)
 			agree_on_tracking(spec, state, reg.track_columns);
 			acdc_scd2_extend_event_store(spec, state);
 		}
+		if (reg.seq_in_target)
+			acdc_define_sequence_column(spec, false);
 		add_state_partial_columns(spec, state, tracked,
-								  columns_needing_tracking(spec));
+								  columns_needing_tracking(spec), reg.seq_in_target);
 		register_retention(spec);
 		return;
 	}
@@ -342,11 +386,15 @@ register_target(FlowSpec *spec, Oid owner)
 			acdc_scd2_create_as_of(spec, owner);
 		}
 		else
+		{
+			acdc_define_sequence_column(spec, true);
 			state = acdc_define_create_state_table(spec, owner);
+		}
 		acdc_catalog_insert_target(spec->target, spec->scd_type, spec->keys,
 							  spec->seq_type, state, composite,
 							  spec->track_columns);
-		add_state_partial_columns(spec, state, NIL, partial_columns(spec));
+		add_state_partial_columns(spec, state, NIL, partial_columns(spec),
+								  spec->scd_type == 1);
 		register_retention(spec);
 	}
 }

@@ -694,6 +694,47 @@ acdc_define_create_state_table(FlowSpec *spec, Oid owner)
 }
 
 /*
+ * An SCD 1 target made by 0.2.0 keeps the sequence of each key's applied
+ * upsert in __autocdc_sequence (doc/design.md §3.1), added for the first
+ * flow into it as the target's owner.  One the target has already must
+ * order as the sequence does; the flows after the first need it there.
+ */
+void
+acdc_define_sequence_column(FlowSpec *spec, bool first)
+{
+	Oid			relid = spec->target;
+	AttrNumber	att = get_attnum(relid, ACDC_SEQUENCE_COLUMN);
+	UserSwitch	sw;
+
+	if (att == InvalidAttrNumber && !first)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("SCD type 1 target \"%s\" has no column %s", get_rel_name(relid),
+						ACDC_SEQUENCE_COLUMN),
+				 errdetail("It holds the sequence of each row's last applied upsert."),
+				 errhint("Drop the target's flows and create them again; their first run rebuilds the target.")));
+	if (att != InvalidAttrNumber)
+	{
+		if (get_atttype(relid, att) != spec->seq_type)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("%s of \"%s\" is of type %s, but sequence_by is of type %s",
+							ACDC_SEQUENCE_COLUMN, get_rel_name(relid),
+							format_type_be(get_atttype(relid, att)), format_type_be(spec->seq_type))));
+		if (spec->seq_row_colls == NIL)
+			acdc_refuse_collation("sequence_by", spec->seq_coll, ACDC_SEQUENCE_COLUMN, relid,
+								  acdc_column_collation(relid, ACDC_SEQUENCE_COLUMN),
+								  "The column orders upserts as the sequence orders events.", true);
+		return;
+	}
+	autocdc_become_owner_of(&sw, relid);
+	acdc_spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s %s", acdc_rel_qualified_name(relid),
+					  ACDC_SEQUENCE_COLUMN, acdc_define_seq_column_type(spec)),
+			 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+}
+
+/*
  * Starts the DDL of an auxiliary table of the target: "CREATE TABLE
  * autocdc.<free name> (<key> NOT NULL, ...".  The name goes to sname;
  * returns it qualified and quoted.

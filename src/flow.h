@@ -82,6 +82,9 @@ typedef struct FlowDef
 	List	   *state_partial;	/* columns whose setting sequence is kept */
 	char	   *truncate_seq;	/* highest truncate applied, or NULL */
 	double		tombstone_retention_s;	/* the target's, else the setting's; <0: forever */
+	bool		seq_in_target;	/* SCD 1: the applied upsert's sequence is in the
+								 * target's __autocdc_sequence, not the state */
+	bool		held_rows;		/* ... and the target held rows after the last run */
 
 	/* Checkpoint, read under lock at run time. */
 	char	   *ckpt_snapshot;	/* NULL before the first run */
@@ -117,6 +120,7 @@ extern void acdc_catalog_save_checkpoint(FlowDef *flow, const char *snapshot,
 extern void acdc_catalog_note_cluster(void);
 extern void acdc_catalog_reset_target(Oid target);
 extern void acdc_catalog_set_truncate_seq(Oid target, const char *seq);
+extern void acdc_catalog_set_held_rows(Oid target, bool held);
 extern void acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 							  FlowCounts *counts, const char *status,
 							  const char *error, double seconds);

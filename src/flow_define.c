@@ -40,8 +40,8 @@ acdc_define_resolve_names(FlowSpec *spec, List *names, const char *what)
 }
 
 /*
- * Columns read from an SCD 2 target stand for the snapshots' columns: its
- * history columns are not among them.
+ * Columns read from a target stand for the snapshots' columns: its history
+ * columns (SCD 2) and upsert sequence (SCD 1) are not among them.
  */
 void
 acdc_define_drop_history_columns(FlowSpec *spec)
@@ -53,7 +53,8 @@ acdc_define_drop_history_columns(FlowSpec *spec)
 	{
 		SourceColumn *c = lfirst(lc);
 
-		if (strcmp(c->name, "__start_at") != 0 && strcmp(c->name, "__end_at") != 0)
+		if (strcmp(c->name, "__start_at") != 0 && strcmp(c->name, "__end_at") != 0 &&
+			strcmp(c->name, ACDC_SEQUENCE_COLUMN) != 0)
 			kept = lappend(kept, c);
 	}
 	spec->source_columns = kept;
@@ -660,6 +661,9 @@ acdc_define_resolve_columns(FlowSpec *spec, List *column_list, List *except_list
 			continue;
 		/* the list of an event's columns is no column of the target */
 		if (spec->columns_to_update != NULL && strcmp(c->name, spec->columns_to_update) == 0)
+			continue;
+		/* nor is an SCD 1 target's own sequence, when one is the source */
+		if (column_list == NIL && strcmp(c->name, ACDC_SEQUENCE_COLUMN) == 0)
 			continue;
 		if (column_list != NIL ? !acdc_list_has_string(chosen, c->name)
 			: acdc_list_has_string(except, c->name))

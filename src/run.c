@@ -172,16 +172,21 @@ acdc_flow_become(UserSwitch *sw, FlowDef *f)
  * events over rows that are gone and leave the other keys missing, so it
  * is refused.  Cheap: the state is looked at only when the target is empty.
  * An SCD 1 state keeps tombstones (dead keys) and an SCD 2 event store
- * deletes of keys never seen, so only a live key or an upsert counts.
+ * deletes of keys never seen, so only a live key or an upsert counts.  An
+ * SCD 1 target keeping its rows' sequences has live keys in its state only
+ * for partial-update columns: that it held rows after its last run counts
+ * (read after the lock, as the flows before in this run left it).
  */
 static void
 check_target_not_emptied(FlowDef *f)
 {
-	acdc_spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND EXISTS (SELECT 1 FROM %s WHERE %s)",
-					  acdc_rel_qualified_name(f->target), acdc_rel_qualified_name(f->state),
+	acdc_spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND (%s OR EXISTS (SELECT 1 FROM %s WHERE %s))",
+					  acdc_rel_qualified_name(f->target),
+					  f->seq_in_target && f->held_rows ? "true" : "false",
+					  acdc_rel_qualified_name(f->state),
 					  ACDC_KEEPS_EVENTS(f->scd_type) ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
 					  : "__autocdc_deleted_at IS NULL"),
-			 0, NULL, NULL, NULL, true);
+			 0, NULL, NULL, NULL, false);
 	if (acdc_spi_bool(0, 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -322,6 +327,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 	char	   *new_t;
 	char	   *own_after;
 	char	   *truncate_before;
+	bool		held;
 	char	   *version = NULL;
 	CommandId	cid;
 
@@ -366,10 +372,14 @@ run_flow_inner(FlowResult *r, bool refresh)
 	acdc_flow_become(&sw, f);
 	acdc_spi_exec(psprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE",
 					  acdc_rel_qualified_name(f->target)), 0, NULL, NULL, NULL, false);
-	if (!refresh && f->kind != FLOW_APPEND)
-		check_target_not_emptied(f);
 	autocdc_unbecome(&sw);
 	acdc_catalog_load_target_state(f);
+	if (!refresh && f->kind != FLOW_APPEND)
+	{
+		acdc_flow_become(&sw, f);
+		check_target_not_emptied(f);
+		autocdc_unbecome(&sw);
+	}
 	p.truncate_seq = truncate_before = f->truncate_seq;
 	if (f->incremental)
 	{
@@ -409,6 +419,14 @@ run_flow_inner(FlowResult *r, bool refresh)
 				new_t = acdc_scd1_apply(f, &p, &r->counts);
 			break;
 	}
+	held = f->held_rows;
+	if (f->seq_in_target && !ACDC_KEEPS_EVENTS(f->scd_type) &&
+		(held ? r->counts.deleted > 0 : r->counts.upserted > 0))
+	{
+		acdc_spi_exec(psprintf("SELECT EXISTS (SELECT 1 FROM %s)", acdc_rel_qualified_name(f->target)),
+				 0, NULL, NULL, NULL, false);
+		held = acdc_spi_bool(0, 1);
+	}
 	own_after = query_text("SELECT pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
 	autocdc_unbecome(&sw);
 
@@ -420,6 +438,8 @@ run_flow_inner(FlowResult *r, bool refresh)
 	acdc_progress_phase(ACDC_PHASE_CHECKPOINT);
 	if (new_t && (truncate_before == NULL || strcmp(new_t, truncate_before) != 0))
 		acdc_catalog_set_truncate_seq(f->target, new_t);
+	if (held != f->held_rows)
+		acdc_catalog_set_held_rows(f->target, held);
 	acdc_catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid, version);
 	r->status = "success";
 }

@@ -52,8 +52,9 @@ typedef enum Setter
 #define ST_UPS		1
 #define ST_DEL		2
 #define ST_DEAD_AT	3
-#define ST_ROW		4			/* ctid, tableoid */
-#define ST_TRACKED	6			/* a sequence per tracked column */
+#define ST_SUPS		4			/* the upsert sequence the state row holds */
+#define ST_ROW		5			/* ctid, tableoid */
+#define ST_TRACKED	7			/* a sequence per tracked column */
 
 typedef struct Scd1Fold
 {
@@ -74,6 +75,7 @@ typedef struct Scd1Fold
 	int16	   *typlen;
 	bool	   *typbyval;
 	int			att_row;		/* the target row's ctid, tableoid, written columns */
+	bool		seq_in_target;	/* then its __autocdc_sequence too (wcols) */
 	bool		has_mark;		/* the target's truncate mark before this run */
 	Datum		mark;
 	bool		has_nt;			/* the mark after this batch */
@@ -186,7 +188,7 @@ static void
 read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum *bd)
 {
 	Events	   *ev = F->ev;
-	bool		has_state = !st->tts_isnull[ST_ROW];
+	bool		known = !st->tts_isnull[ST_ROW] || !st->tts_isnull[F->att_row];
 
 	*has_bd = false;
 	ExecClearTuple(F->winner);
@@ -202,7 +204,7 @@ read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum 
 			elog(ERROR, "autocdc: flow \"%s\" ran out of events", F->f->name);
 		seq = e->tts_values[ev->seq_att];
 		kind = acdc_events_kind(ev, e);
-		if (has_state && !check_applied(F, e, kind, st))
+		if (known && !check_applied(F, e, kind, st))
 		{
 			/* set aside: it only spells the key, when no other event does */
 			if (TTS_EMPTY(F->latest))
@@ -245,6 +247,16 @@ read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum 
 		slot_getallattrs(F->latest);
 }
 
+/* Whether the key's state after the fold holds a tracked column's sequence. */
+static bool
+tracks_any(Scd1Fold *F)
+{
+	for (int k = 0; k < F->ntracked; k++)
+		if (!F->snulls[SCD1_STATE_FIXED + k])
+			return true;
+	return false;
+}
+
 static void
 get_row_id(TupleTableSlot *slot, int att, BatchRowId *id)
 {
@@ -252,11 +264,11 @@ get_row_id(TupleTableSlot *slot, int att, BatchRowId *id)
 	id->rel = DatumGetObjectId(slot->tts_values[att + 1]);
 }
 
-/* Whether the written values differ from the target row's (in binary). */
+/* Whether the values to write differ from the target row's (in binary). */
 static bool
 row_changed(Scd1Fold *F, Datum *t, bool *tnull)
 {
-	for (int j = 0; j < F->nwritten; j++)
+	for (int j = 0; j < list_length(F->w.wcols); j++)
 	{
 		if (F->wnulls[j] || tnull[j])
 		{
@@ -264,7 +276,9 @@ row_changed(Scd1Fold *F, Datum *t, bool *tnull)
 				return true;
 			continue;
 		}
-		if (!datum_image_eq(F->wvals[j], t[j], F->typbyval[j], F->typlen[j]))
+		if (j == F->nwritten ?
+			!datum_image_eq(F->wvals[j], t[j], F->seqbyval, F->seqlen) :
+			!datum_image_eq(F->wvals[j], t[j], F->typbyval[j], F->typlen[j]))
 			return true;
 	}
 	return false;
@@ -286,6 +300,7 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 	bool		has_bu,
 				has_bd,
 				has_ups,
+				has_sups,
 				has_del,
 				u_wins,
 				live,
@@ -367,6 +382,12 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 			changed = true;
 	}
 
+	if (F->seq_in_target)
+	{
+		F->wvals[F->nwritten] = n_ups;
+		F->wnulls[F->nwritten] = !has_ups;
+	}
+
 	/* the target row */
 	if (has_row)
 		get_row_id(st, F->att_row, &row);
@@ -377,13 +398,27 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 	else if (!has_row && live && u_wins)
 		acdc_scd1_write_insert(&F->w, id, keys, F->wvals, F->wnulls);
 
-	/* the state, where it changed; a key stays dead since the same delete */
+	/*
+	 * The state, where it changed; a key stays dead since the same delete.
+	 * A target keeping the sequence holds a live key's upsert, which is all
+	 * a live key needs unless it has tracked columns: then their setters,
+	 * and the last delete, which a late partial update must not cross.
+	 */
 	same_del = same_seq(F, has_del, n_del, !SN[ST_DEL], S[ST_DEL]);
-	if (!has_state || live == !SN[ST_DEAD_AT] || !same_del || changed ||
-		!same_seq(F, has_ups, n_ups, !SN[ST_UPS], S[ST_UPS]))
+	has_sups = has_ups && !(F->seq_in_target && live);
+	if (F->seq_in_target && live && (F->ntracked == 0 || (!has_del && !tracks_any(F))))
+	{
+		if (has_state)
+		{
+			get_row_id(st, ST_ROW, &row);
+			acdc_scd1_drop_state(&F->w, &row);
+		}
+	}
+	else if (!has_state || live == !SN[ST_DEAD_AT] || !same_del || changed ||
+			 !same_seq(F, has_sups, n_ups, !SN[ST_SUPS], S[ST_SUPS]))
 	{
 		F->svals[0] = n_ups;
-		F->snulls[0] = !has_ups;
+		F->snulls[0] = !has_sups;
 		F->svals[1] = n_del;
 		F->snulls[1] = !has_del;
 		F->svals[2] = live ? (Datum) 0 : !SN[ST_DEAD_AT] && same_del ? S[ST_DEAD_AT] : F->now;
@@ -431,12 +466,15 @@ state_statement(Scd1Fold *F)
 	ListCell   *lc;
 
 	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT k.__autocdc_id, st.__autocdc_upsert_seq, st.__autocdc_delete_seq, "
-						   "st.__autocdc_deleted_at, st.ctid, st.tableoid");
+	/* the applied upsert: a tombstone's, else the live row's (or, from 0.1.0, the state's) */
+	appendStringInfo(&sql, "SELECT k.__autocdc_id, %s, st.__autocdc_delete_seq, "
+					 "st.__autocdc_deleted_at, st.__autocdc_upsert_seq, st.ctid, st.tableoid",
+					 F->seq_in_target ? "COALESCE(st.__autocdc_upsert_seq, t." ACDC_SEQUENCE_COLUMN ")"
+					 : "st.__autocdc_upsert_seq");
 	for_each_from(lc, F->w.written, F->nplain)
 		appendStringInfo(&sql, ", st.%s", quote_identifier(lfirst(lc)));
 	appendStringInfoString(&sql, ", t.ctid, t.tableoid");
-	foreach(lc, F->w.written)
+	foreach(lc, F->w.wcols)
 		appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
 	appendStringInfo(&sql, " FROM %s k LEFT JOIN %s st ON ", EVENTS_KEYS_RELATION,
 					 acdc_rel_qualified_name(f->state));
@@ -464,6 +502,7 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 	F->f = f;
 	F->ev = ev;
 	F->counts = counts;
+	F->seq_in_target = f->seq_in_target;
 	foreach(lc, f->columns)
 		if (!acdc_list_has_string(f->state_partial, lfirst(lc)))
 			plain = lappend(plain, lfirst(lc));
@@ -505,8 +544,8 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 	F->lps = palloc(sizeof(Datum) * Max(nw, 1));
 	F->lpv = palloc(sizeof(Datum) * Max(nw, 1));
 	F->lpn = palloc(sizeof(bool) * Max(nw, 1));
-	F->wvals = palloc(sizeof(Datum) * Max(nw, 1));
-	F->wnulls = palloc(sizeof(bool) * Max(nw, 1));
+	F->wvals = palloc(sizeof(Datum) * (nw + 1));
+	F->wnulls = palloc(sizeof(bool) * (nw + 1));
 	F->svals = palloc0(sizeof(Datum) * (SCD1_STATE_FIXED + F->ntracked));
 	F->snulls = palloc0(sizeof(bool) * (SCD1_STATE_FIXED + F->ntracked));
 	get_typlenbyval(TupleDescAttr(ev->desc, ev->seq_att)->atttypid, &F->seqlen, &F->seqbyval);

@@ -34,6 +34,9 @@ written_entries(Scd1Writes *w, TupleDesc desc, int first)
 		TupleDescInitEntryCollation(desc, a, att->attcollation);
 	}
 	relation_close(rel, AccessShareLock);
+	if (w->seq_col)
+		acdc_rel_copy_entry(desc, first + list_length(w->written), w->ev->desc, w->ev->seq_att,
+							ACDC_SEQUENCE_COLUMN);
 }
 
 /* Entries for the state's columns after the keys (SCD1_STATE_FIXED, then tracked). */
@@ -55,7 +58,7 @@ void
 acdc_scd1_writes_begin(Scd1Writes *w, FlowDef *f, Events *ev, List *written, int ntracked)
 {
 	int			nk = ev->nkeys;
-	int			nw = list_length(written);
+	int			nw;
 	TupleDesc	desc;
 
 	memset(w, 0, sizeof(*w));
@@ -63,6 +66,9 @@ acdc_scd1_writes_begin(Scd1Writes *w, FlowDef *f, Events *ev, List *written, int
 	w->ev = ev;
 	w->written = written;
 	w->ntracked = ntracked;
+	w->seq_col = f->seq_in_target;
+	w->wcols = w->seq_col ? lappend(list_copy(written), ACDC_SEQUENCE_COLUMN) : written;
+	nw = list_length(w->wcols);
 	w->by_keys = acdc_batch_rows_by_keys(f, NULL);
 	w->values = palloc(sizeof(Datum) * (BATCH_ROW_ID_ATTS + 1 + nk + nw + SCD1_STATE_FIXED + ntracked));
 	w->nulls = palloc(sizeof(bool) * (BATCH_ROW_ID_ATTS + 1 + nk + nw + SCD1_STATE_FIXED + ntracked));
@@ -80,6 +86,7 @@ acdc_scd1_writes_begin(Scd1Writes *w, FlowDef *f, Events *ev, List *written, int
 	desc = acdc_rel_keyed_desc(ev->desc, nk, "__autocdc_id", SCD1_STATE_FIXED + ntracked);
 	state_entries(w, desc, 2 + nk);
 	acdc_batch_relation_begin(&w->sti, "__autocdc_sti", desc);
+	acdc_batch_relation_begin(&w->std, "__autocdc_std", acdc_rel_tid_desc(ev->desc, nk, 0, false));
 }
 
 /* values[at..] := the keys; returns the attribute after them. */
@@ -128,7 +135,7 @@ acdc_scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
 	int			at;
 
 	acdc_batch_put_row_id(row, w->values, w->nulls);
-	at = put_values(w, BATCH_ROW_ID_ATTS, list_length(w->written), values, nulls);
+	at = put_values(w, BATCH_ROW_ID_ATTS, list_length(w->wcols), values, nulls);
 	if (w->by_keys)
 		put_keys(w, at, keys);
 	acdc_batch_relation_put(&w->upd, w->values, w->nulls);
@@ -137,7 +144,7 @@ acdc_scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
 void
 acdc_scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys, Datum *values, bool *nulls)
 {
-	put_values(w, put_id(w, id, keys), list_length(w->written), values, nulls);
+	put_values(w, put_id(w, id, keys), list_length(w->wcols), values, nulls);
 	acdc_batch_relation_put(&w->ins, w->values, w->nulls);
 }
 
@@ -158,6 +165,13 @@ acdc_scd1_write_state(Scd1Writes *w, const BatchRowId *row, uint32 id, Datum *ke
 		put_values(w, put_id(w, id, keys), n, values, nulls);
 		acdc_batch_relation_put(&w->sti, w->values, w->nulls);
 	}
+}
+
+void
+acdc_scd1_drop_state(Scd1Writes *w, const BatchRowId *row)
+{
+	acdc_batch_put_row_id(row, w->values, w->nulls);
+	acdc_batch_relation_put(&w->std, w->values, w->nulls);
 }
 
 /* "c = u.c, ..." or " AND <t.c = u.c, NULLs equal> ..." over names. */
@@ -226,17 +240,17 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 		/* only rows a value changed in (a binary difference may be no change) */
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "UPDATE %s t SET ", qtarget);
-		append_columns(&sql, f, w->written, false);
+		append_columns(&sql, f, w->wcols, false);
 		appendStringInfo(&sql, " FROM %s u WHERE %s AND NOT (true", w->upd.name,
 						 acdc_batch_row_id_match(f, w->by_keys, "t", "u"));
-		append_columns(&sql, f, w->written, true);
+		append_columns(&sql, f, w->wcols, true);
 		appendStringInfoChar(&sql, ')');
 		stmt[1] = pstrdup(sql.data);
 		nstmt++;
 	}
 	if (acdc_batch_relation_register(&w->ins))
 	{
-		List	   *cols = list_concat_copy(f->keys, w->written);
+		List	   *cols = list_concat_copy(f->keys, w->wcols);
 
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "INSERT INTO %s (", qtarget);
@@ -301,6 +315,13 @@ acdc_scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
 						 acdc_batch_row_id_match(f, false, "t", "u"));
 		acdc_spi_exec_by_tid(sql.data);
 	}
+	if (acdc_batch_relation_register(&w->std))
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "DELETE FROM %s t USING %s u WHERE %s", qstate, w->std.name,
+						 acdc_batch_row_id_match(f, false, "t", "u"));
+		acdc_spi_exec_by_tid(sql.data);
+	}
 	if (acdc_batch_relation_register(&w->sti))
 	{
 		List	   *cols = list_concat_copy(f->keys, scols);
@@ -316,9 +337,59 @@ acdc_scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
 }
 
 /*
+ * Whether key's row (alias t) holds the sequence at "tcast": its applied
+ * upsert is not older than the truncate, from the state (0.1.0 targets) or
+ * from the row itself.
+ */
+static void
+append_upsert_survives(StringInfo sql, FlowDef *f, const char *tcast)
+{
+	if (!f->seq_in_target)
+	{
+		appendStringInfo(sql, "EXISTS (SELECT 1 FROM %s st WHERE ", acdc_rel_qualified_name(f->state));
+		acdc_append_keys_match(sql, f, "st", "t");
+		appendStringInfoString(sql, " AND ");
+		acdc_append_flow_seq_cmp(sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
+		appendStringInfoChar(sql, ')');
+		return;
+	}
+	appendStringInfoString(sql, "COALESCE(");
+	acdc_append_flow_seq_cmp(sql, f, "t." ACDC_SEQUENCE_COLUMN, ">=", tcast);
+	appendStringInfoString(sql, ", false)");
+}
+
+/*
+ * Whether the live key of state row st dies by the truncate.  On a target
+ * keeping the sequence, its row tells; the state row then takes the
+ * sequence, as a tombstone's.
+ */
+static char *
+truncate_kills(FlowDef *f, const char *tcast)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "(st.__autocdc_deleted_at IS NULL AND ");
+	if (f->seq_in_target)
+	{
+		appendStringInfo(&sql, "NOT EXISTS (SELECT 1 FROM %s t WHERE ", acdc_rel_qualified_name(f->target));
+		acdc_append_keys_match(&sql, f, "st", "t");
+		appendStringInfoString(&sql, " AND ");
+		append_upsert_survives(&sql, f, tcast);
+		appendStringInfoChar(&sql, ')');
+	}
+	else
+		acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
+	appendStringInfoChar(&sql, ')');
+	return sql.data;
+}
+
+/*
  * A truncate at T deletes every key whose last upsert is older than T,
  * including rows no event ever wrote, and clears tracked columns set
  * before T.  Runs over the whole target: truncates are whole-table events.
+ * A key without a state row (its target keeps the sequence) gets no
+ * tombstone: the target's truncate mark is one for every key before it.
  */
 int64
 acdc_scd1_write_truncate(FlowDef *f, const char *t)
@@ -332,14 +403,12 @@ acdc_scd1_write_truncate(FlowDef *f, const char *t)
 	char	   *qtarget = acdc_rel_qualified_name(f->target);
 	char	   *qstate = acdc_rel_qualified_name(f->state);
 	List	   *tracked = f->state_partial;
+	char	   *kills = truncate_kills(f, tcast);
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "WITH del AS (DELETE FROM %s t WHERE NOT EXISTS (SELECT 1 FROM %s st WHERE ",
-					 qtarget, qstate);
-	acdc_append_keys_match(&sql, f, "st", "t");
-	appendStringInfoString(&sql, " AND ");
-	acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
-	appendStringInfoString(&sql, ") RETURNING 1)");
+	appendStringInfo(&sql, "WITH del AS (DELETE FROM %s t WHERE NOT ", qtarget);
+	append_upsert_survives(&sql, f, tcast);
+	appendStringInfoString(&sql, " RETURNING 1)");
 	if (tracked != NIL)
 	{
 		appendStringInfo(&sql, ", pu AS (UPDATE %s t SET ", qtarget);
@@ -355,13 +424,22 @@ acdc_scd1_write_truncate(FlowDef *f, const char *t)
 		appendStringInfo(&sql, " FROM %s st WHERE ", qstate);
 		acdc_append_keys_match(&sql, f, "st", "t");
 		appendStringInfoString(&sql, " AND ");
-		acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
+		if (f->seq_in_target)
+			append_upsert_survives(&sql, f, tcast);
+		else
+			acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", ">=", tcast);
 		appendStringInfoString(&sql, " RETURNING 1)");
 	}
 	appendStringInfo(&sql, ", su AS (UPDATE %s st SET __autocdc_deleted_at = "
-					 "CASE WHEN st.__autocdc_deleted_at IS NULL AND ", qstate);
-	acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
-	appendStringInfoString(&sql, " THEN pg_catalog.now() ELSE st.__autocdc_deleted_at END");
+					 "CASE WHEN %s THEN pg_catalog.now() ELSE st.__autocdc_deleted_at END",
+					 qstate, kills);
+	if (f->seq_in_target)
+	{
+		appendStringInfo(&sql, ", __autocdc_upsert_seq = CASE WHEN %s THEN (SELECT t.%s FROM %s t WHERE ",
+						 kills, ACDC_SEQUENCE_COLUMN, qtarget);
+		acdc_append_keys_match(&sql, f, "st", "t");
+		appendStringInfoString(&sql, ") ELSE st.__autocdc_upsert_seq END");
+	}
 	foreach(lc, tracked)
 	{
 		const char *col = quote_identifier(lfirst(lc));
@@ -370,9 +448,7 @@ acdc_scd1_write_truncate(FlowDef *f, const char *t)
 		acdc_append_flow_seq_cmp(&sql, f, psprintf("st.%s", col), "<", tcast);
 		appendStringInfo(&sql, ", false) THEN NULL ELSE st.%s END", col);
 	}
-	appendStringInfoString(&sql, " WHERE (st.__autocdc_deleted_at IS NULL AND ");
-	acdc_append_flow_seq_cmp(&sql, f, "st.__autocdc_upsert_seq", "<", tcast);
-	appendStringInfoChar(&sql, ')');
+	appendStringInfo(&sql, " WHERE %s", kills);
 	foreach(lc, tracked)
 	{
 		appendStringInfoString(&sql, " OR ");

@@ -18,11 +18,14 @@ typedef struct Scd1Writes
 	List	   *written;		/* target columns written: plain, then tracked */
 	int			ntracked;		/* the last ntracked of them */
 	bool		by_keys;		/* stored target rows also matched by keys */
+	bool		seq_col;		/* the target keeps the upsert's sequence */
+	List	   *wcols;			/* target columns set: written, then that one */
 	BatchRelation del;			/* target rows, by row id */
 	BatchRelation upd;
 	BatchRelation ins;			/* target rows, new: (id, keys, written) */
 	BatchRelation stu;			/* state rows, by row id */
 	BatchRelation sti;			/* state rows, new */
+	BatchRelation std;			/* state rows no longer needed, by row id */
 	Datum	   *values;			/* room for one row of any of them */
 	bool	   *nulls;
 } Scd1Writes;
@@ -37,6 +40,7 @@ typedef struct Scd1Writes
 extern void acdc_scd1_writes_begin(Scd1Writes *w, FlowDef *flow, Events *ev,
 							  List *written, int ntracked);
 extern void acdc_scd1_write_delete(Scd1Writes *w, const BatchRowId *row, Datum *keys);
+/* values: of w->wcols */
 extern void acdc_scd1_write_update(Scd1Writes *w, const BatchRowId *row, Datum *keys,
 							  Datum *values, bool *nulls);
 extern void acdc_scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys,
@@ -44,6 +48,7 @@ extern void acdc_scd1_write_insert(Scd1Writes *w, uint32 id, Datum *keys,
 /* row NULL: a new state row for key id */
 extern void acdc_scd1_write_state(Scd1Writes *w, const BatchRowId *row, uint32 id,
 							 Datum *keys, Datum *values, bool *nulls);
+extern void acdc_scd1_drop_state(Scd1Writes *w, const BatchRowId *row);
 /* Runs the statements; sets counts->upserted and counts->deleted. */
 extern void acdc_scd1_writes_finish(Scd1Writes *w, FlowCounts *counts);
 

@@ -95,7 +95,8 @@ package Model;
 #   }
 #
 # fold() returns a hash ref: key string => { col => value, ... } holding the
-# key and value columns of every row of the target.
+# key and value columns of every row of the target, and its
+# __autocdc_sequence: the sequence of the row's last applied upsert.
 #
 # Bitemporal -- fold_bitemporal():
 #   Events carry a system sequence (sys) besides their business sequence
@@ -295,6 +296,7 @@ sub fold {
                 }
                 $new{$col} = $v;
             }
+            $new{__autocdc_sequence} = $ev->{seq};
             $row = \%new;
         }
         next unless $row;

@@ -468,7 +468,7 @@ sub expected_lines {
                         value_cols => $case->{value_cols},
                         partial    => $case->{partial},
                         listed     => $case->{listed} }, \@events);
-    my @cols = (@{ $case->{key_cols} }, @{ $case->{value_cols} });
+    my @cols = target_cols($case);
     return [ sort map { my $r = $_; join '|', map { defined $r->{$_} ? $r->{$_} : '\N' } @cols }
              values %$result ];
 }
@@ -628,10 +628,12 @@ sub expected_quarantine {
     return [ sort keys %lines ];
 }
 
-# The columns of the target lines (expected_lines() and the @@ROW output).
+# The columns of the target lines (expected_lines() and the @@ROW output):
+# an SCD type 1 target's user columns and its __autocdc_sequence.
 sub target_cols {
     my ($case) = @_;
     return (@{ $case->{key_cols} }, @{ $case->{value_cols} },
+            ($case->{scd} == 1 ? ('__autocdc_sequence') : ()),
             ($case->{scd} == 2 ? ('__start_at', '__end_at') : ()),
             ($case->{scd} == 3 ? ('__start_at', '__end_at', '__system_start_at', '__system_end_at') : ()));
 }
@@ -736,7 +738,7 @@ sub case_sql {
                  . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols, '__start_at') . ';';
     }
     else {
-        push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols)
+        push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', target_cols($case))
                  . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols) . ';';
     }
     if ($case->{quality}) {
@@ -1241,7 +1243,7 @@ sub snap_case_sql {
         push @sql, "SELECT '\@\@RUN', '$tag', $run_no, status, rows_read, rows_upserted,"
                  . " rows_deleted, rows_skipped, flow FROM autocdc.run(pipeline => 'p$tag') ORDER BY flow;";
     }
-    push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', @key_cols, @value_cols)
+    push @sql, "SELECT '\@\@ROW', '$tag', " . join(', ', target_cols($case))
              . " FROM $schema.tgt ORDER BY " . join(', ', @key_cols) . ';';
     push @sql, "DROP SCHEMA $schema CASCADE;" if $drop;
     push @sql, "\\echo \@\@END $tag", '';

@@ -162,7 +162,7 @@ BEGIN
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('part_orders') r;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_deleted, r.status FROM autocdc.run('part_orders_sql') r;
 END $$;
-CREATE FUNCTION show_orders() RETURNS TABLE (target text, part regclass, id int, status text, amount int)
+CREATE FUNCTION show_orders() RETURNS TABLE (target text, part regclass, id int, status text, amount int, sequence int)
 LANGUAGE sql AS $$
   SELECT 'orders', tableoid::regclass, * FROM orders
   UNION ALL SELECT 'orders_sql', tableoid::regclass, * FROM orders_sql

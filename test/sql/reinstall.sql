@@ -106,11 +106,10 @@ SELECT * FROM ri_t2 ORDER BY id, __start_at;
 SELECT id, v, __start_at::text, __end_at::text FROM ri_t3 ORDER BY id, __start_at;
 SELECT * FROM ri_t4 ORDER BY id;
 
--- Against flows that read every row from the beginning: the SCD 2 targets
--- are the same, as their history was turned into events at creation (the
--- late event fell into it); the SCD 1 target differs only where a row that
--- was there before had no sequence in the state: key 2's late event
--- counted as newer than it.
+-- Against flows that read every row from the beginning: the same targets.
+-- The SCD 2 targets' history was turned into events at creation (the late
+-- event fell into it); the SCD 1 target's rows kept their sequences in
+-- __autocdc_sequence, so key 2's late event is older than its row.
 SELECT autocdc.create_auto_cdc_flow(target => 'ri_t1_ref', source => 's', keys => ARRAY['id'],
   sequence_by => 'seq', apply_as_deletes => 'del', except_column_list => ARRAY['del'],
   pipeline => 'ri_ref', start_from => 'beginning');

@@ -54,15 +54,24 @@ INSERT INTO ev VALUES (4, 'q', 'U', 2), (4, 'p', 'U', 1);
 SELECT rows_read, rows_upserted, rows_skipped FROM autocdc.run('fold');
 SELECT * FROM t ORDER BY id;
 
--- An unchanged value rewrites nothing: the row keeps its tuple.
-SELECT ctid AS before FROM t WHERE id = 4 \gset
+-- An unchanged value at a newer sequence rewrites the row's
+-- __autocdc_sequence only; the same event read again rewrites nothing: the
+-- row keeps its tuple.
 INSERT INTO ev VALUES (4, 'q', 'U', 3);
 SELECT rows_read, rows_upserted FROM autocdc.run('fold');
+SELECT id, v, __autocdc_sequence FROM t WHERE id = 4;
+SELECT ctid AS before FROM t WHERE id = 4 \gset
+INSERT INTO ev VALUES (4, 'q', 'U', 3);
+SELECT rows_read, rows_upserted, rows_skipped FROM autocdc.run('fold');
 SELECT ctid = :'before' AS same_tuple FROM t WHERE id = 4;
 
--- Tombstones go after autocdc.tombstone_retention (-1 keeps them forever).
+-- The state keeps dead keys only (no flow into t has partial-update
+-- columns): a live key's upsert sequence is its row's.
+
 SELECT state_table AS state FROM autocdc.target WHERE target = 'fold.t'::regclass \gset
 SELECT id, __autocdc_deleted_at IS NOT NULL AS tombstone FROM :state ORDER BY id;
+
+-- Tombstones go after autocdc.tombstone_retention (-1 keeps them forever).
 SET autocdc.tombstone_retention = -1;
 INSERT INTO ev VALUES (5, 'z', 'U', 1);
 SELECT rows_upserted FROM autocdc.run('fold');

@@ -81,7 +81,8 @@ SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('sn
 SELECT * FROM hist_d ORDER BY key, __start_at;
 SELECT flow, status FROM autocdc.run('snap_d');
 
--- Rows are updated only where a value changed.
+-- Every row a snapshot holds takes the snapshot's version as its
+-- __autocdc_sequence: a row is rewritten even where no value changed.
 SELECT ctid AS kept FROM cities_scd1 WHERE key = 6 \gset
 SELECT flow, rows_upserted FROM autocdc.run('snap_c', flows => ARRAY['cities_scd1']);
 SELECT ctid = :'kept' AS untouched FROM cities_scd1 WHERE key = 6;

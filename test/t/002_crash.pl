@@ -207,21 +207,30 @@ DECLARE
 BEGIN
   SET LOCAL max_parallel_workers_per_gather = 0;
   FOR chk IN SELECT * FROM (VALUES
-    -- SCD 1: a key is live in the state iff the target has it
+    -- SCD 1: the target holds a live key's upsert sequence (__autocdc_sequence),
+    -- the state a dead key's tombstone
     ('scd1 live in state, not in target',
      'SELECT count(*) FROM $state1 s WHERE s.__autocdc_deleted_at IS NULL AND NOT EXISTS (SELECT FROM tgt1 t WHERE t.id = s.id)'),
-    ('scd1 in target, not live in state',
-     'SELECT count(*) FROM tgt1 t WHERE NOT EXISTS (SELECT FROM $state1 s WHERE s.id = t.id AND s.__autocdc_deleted_at IS NULL)'),
+    ('scd1 in target, dead in state',
+     'SELECT count(*) FROM tgt1 t JOIN $state1 s USING (id) WHERE s.__autocdc_deleted_at IS NOT NULL'),
+    -- (no partial-update column: a live key has no state row)
+    ('scd1 live key in state',
+     'SELECT count(*) FROM $state1 s WHERE s.__autocdc_deleted_at IS NULL'),
     -- live iff the last upsert is after the last delete
-    ('scd1 liveness disagrees with the state''s sequences',
-     'SELECT count(*) FROM $state1 s WHERE (s.__autocdc_deleted_at IS NULL) IS DISTINCT FROM
-        (s.__autocdc_upsert_seq IS NOT NULL AND (s.__autocdc_delete_seq IS NULL OR s.__autocdc_upsert_seq > s.__autocdc_delete_seq))'),
+    ('scd1 liveness disagrees with the sequences',
+     'SELECT count(*) FROM $state1 s LEFT JOIN tgt1 t USING (id) WHERE (s.__autocdc_deleted_at IS NULL) IS DISTINCT FROM
+        (coalesce(s.__autocdc_upsert_seq, t.__autocdc_sequence) IS NOT NULL AND
+         (s.__autocdc_delete_seq IS NULL OR coalesce(s.__autocdc_upsert_seq, t.__autocdc_sequence) > s.__autocdc_delete_seq))'),
     -- every key ever seen is remembered, with its last event's sequence
-    ('scd1 state keys differ from source keys',
-     'SELECT count(*) FROM ((SELECT id FROM $state1 EXCEPT SELECT id FROM src) UNION ALL (SELECT id FROM src EXCEPT SELECT id FROM $state1)) d'),
-    ('scd1 state last sequence differs from the source',
-     'SELECT count(*) FROM $state1 s JOIN (SELECT id, max(seq) AS m FROM src GROUP BY id) m USING (id)
-       WHERE greatest(s.__autocdc_upsert_seq, s.__autocdc_delete_seq) IS DISTINCT FROM m.m'),
+    ('scd1 state and target keys differ from source keys',
+     'SELECT count(*) FROM ((SELECT id FROM $state1 UNION SELECT id FROM tgt1 EXCEPT SELECT id FROM src)
+        UNION ALL (SELECT id FROM src EXCEPT SELECT id FROM $state1 EXCEPT SELECT id FROM tgt1)) d'),
+    ('scd1 last sequence differs from the source',
+     'SELECT count(*) FROM $state1 s FULL JOIN tgt1 t USING (id) JOIN (SELECT id, max(seq) AS m FROM src GROUP BY id) m USING (id)
+       WHERE greatest(coalesce(s.__autocdc_upsert_seq, t.__autocdc_sequence), s.__autocdc_delete_seq) IS DISTINCT FROM m.m'),
+    ('scd1 row sequence is not its last upsert',
+     'SELECT count(*) FROM tgt1 t JOIN (SELECT id, max(seq) AS m FROM src WHERE op <> ''D'' GROUP BY id) m USING (id)
+       WHERE t.__autocdc_sequence IS DISTINCT FROM m.m'),
     -- SCD 2: the event store holds exactly the distinct events of the source
     ('scd2 event store rows not in the source',
      'SELECT count(*) FROM (SELECT id, __autocdc_seq, __autocdc_kind, CASE WHEN __autocdc_kind = ''u'' THEN ROW(name, city, amount)::text END FROM $events2

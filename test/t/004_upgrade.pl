@@ -306,6 +306,11 @@ $node->safe_psql($new, q{CREATE EXTENSION autocdc});
 my $runs = q{
 SET search_path = u, public;
 SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p');
+-- late upserts of a live key (1) and of a deleted one (3), a delete (2):
+-- a 0.1.0 target keeps the upserts' sequences in its state
+INSERT INTO s1 VALUES (1, 'a-late', 0, 'U', 0), (3, 'c-late', 0, 'U', 0), (2, NULL, NULL, 'D', 3);
+SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('p', flows => ARRAY['f1']);
+SELECT string_agg(concat_ws(' ', id, v, w), ',' ORDER BY id) FROM t1;
 INSERT INTO s1 VALUES (9, 'late', 9, 'U', 0), (4, 'd', 4, 'U', 3), (NULL, NULL, NULL, 'T', 3), (5, 'e', 5, 'U', 4);
 INSERT INTO s2 VALUES (2, NULL, NULL, 2), (3, 'c', NULL, 1), (1, 'a3', NULL, 3);
 INSERT INTO s3 VALUES (1, 'b', 9, 'U', 4), (1, 'c', 9, 'U', 5), (3, 'y', 1, 'U', 1), (1, 'a0', 0, 'U', 0);
@@ -337,8 +342,8 @@ SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('pa
 SELECT string_agg(flow || ':' || status, ' ' ORDER BY flow) FROM autocdc.run('pa', full_refresh => true);
 };
 # f8 (ONCE) ran in the first run.
-my $all_ok = join("\n",
-	('f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:skipped f9:success fb:success fc:success fd:success fe:skipped ff:success fg:skipped fh:success fi:skipped') x 3,
+my $ok_p = 'f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:skipped f9:success fb:success fc:success fd:success fe:skipped ff:success fg:skipped fh:success fi:skipped';
+my $all_ok = join("\n", $ok_p, 'f1:success', '1 a2 10', ($ok_p) x 2,
 	'f7:success fb:success',
 	'f1:success f2:success f3:success f4:success f5:success f6:success f7:success f8:skipped f9:success fb:success'
 	  . ' fc:success fd:success fe:skipped ff:success fg:success fh:success fi:skipped',
@@ -346,7 +351,7 @@ my $all_ok = join("\n",
 
 SKIP:
 {
-	skip "no 0.1.0 build: $no_old", 15 if $no_old;
+	skip "no 0.1.0 build: $no_old", 20 if $no_old;
 	$node->safe_psql($new, $setup);
 	is($node->safe_psql($new, $first_run), $first_ok, '0.2.0 runs them the same from the start');
 	$node->safe_psql($new, $before_update);
@@ -358,28 +363,32 @@ SKIP:
 	# and snapshots.
 my $state = q{
 SET search_path = u, public;
+-- (SCD 1 targets by their user columns: 0.2.0 adds __autocdc_sequence)
 SELECT string_agg(x, E'\n' ORDER BY x) FROM (
-  SELECT 't1 ' || t::text AS x FROM t1 t UNION ALL SELECT 't2 ' || t::text FROM t2 t
+  SELECT 't1 ' || ROW(t.id, t.v, t.w)::text AS x FROM t1 t UNION ALL SELECT 't2 ' || ROW(t.id, t.v, t.w)::text FROM t2 t
   UNION ALL SELECT 't3 ' || t::text FROM t3 t UNION ALL SELECT 't4 ' || t::text FROM t4 t
-  UNION ALL SELECT 't5 ' || t::text FROM t5 t UNION ALL SELECT 't6 ' || t::text FROM t6 t
-  UNION ALL SELECT 't7 ' || t::text FROM t7 t UNION ALL SELECT 't8 ' || t::text FROM t8 t
+  UNION ALL SELECT 't5 ' || ROW(t.id, t.v)::text FROM t5 t UNION ALL SELECT 't6 ' || t::text FROM t6 t
+  UNION ALL SELECT 't7 ' || t::text FROM t7 t UNION ALL SELECT 't8 ' || ROW(t.id, t.v)::text FROM t8 t
   UNION ALL SELECT 't9 ' || t::text FROM t9 t
-  UNION ALL SELECT 'tc ' || t::text FROM tc t UNION ALL SELECT 'td ' || t::text FROM td t
-  UNION ALL SELECT 'te ' || t::text FROM te t UNION ALL SELECT 'th ' || t::text FROM th t
-  UNION ALL SELECT 'ti ' || t::text FROM ti t
+  UNION ALL SELECT 'tc ' || t::text FROM tc t UNION ALL SELECT 'td ' || ROW(t.id, t.v)::text FROM td t
+  UNION ALL SELECT 'te ' || t::text FROM te t UNION ALL SELECT 'th ' || ROW(t.id, t.v, t.w)::text FROM th t
+  UNION ALL SELECT 'ti ' || ROW(t.id, t.v)::text FROM ti t
   UNION ALL SELECT 'ta ' || t::text FROM alice.ta t UNION ALL SELECT 'tb ' || t::text FROM alice.tb t
   UNION ALL
-  -- a ROW(...) sequence names its type, whose name holds an oid
+  -- a ROW(...) sequence names its type, whose name holds an oid; an SCD 1
+  -- flow's upserts are left out: a 0.2.0 target counts an upsert that moves
+  -- only a row's __autocdc_sequence (a no-op at a newer sequence), 0.1.0's not
   SELECT concat_ws(' ', 'flow', name, pipeline, kind, source, source_function, target, keys,
                    regexp_replace(sequence_by, '__autocdc_seq_[0-9]+', '__autocdc_seq_N'), scd_type, read_mode, once, owner, options, snapshot_version,
                    once_done_at IS NOT NULL, last_run_at IS NOT NULL, last_status, last_error,
-                   last_rows_read, runs, rows_read_total, rows_upserted_total, rows_deleted_total,
-                   rows_skipped_total, failures_total)
+                   last_rows_read, runs, rows_read_total, CASE WHEN scd_type IS DISTINCT FROM 1 THEN rows_upserted_total END,
+                   rows_deleted_total, rows_skipped_total, failures_total)
     FROM autocdc.flows
   UNION ALL
-  SELECT concat_ws(' ', 'log', flow, kind, read_mode, full_refresh, rows_read, rows_upserted,
+  SELECT concat_ws(' ', 'log', flow, kind, read_mode, full_refresh, rows_read,
+                   CASE WHEN (SELECT f.scd_type FROM autocdc.flows f WHERE f.name = e.flow) IS DISTINCT FROM 1 THEN rows_upserted END,
                    rows_deleted, rows_skipped, status, error)
-    FROM autocdc.event_log) s
+    FROM autocdc.event_log e) s
 };
 	my $state_up = $node->safe_psql($up, $state);
 	my $state_new = $node->safe_psql($new, $state);
@@ -402,6 +411,32 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
 		# the one snapshot a ONCE flow read
 		'ti (1,a)', 'ti (2,b)'),
 		"the targets of 0.1.0's other flow kinds hold the expected rows after the update");
+	# The SCD 1 targets from 0.1.0 keep their upserts' sequences in the state,
+	# a row per key; those made by 0.2.0 in their rows' __autocdc_sequence,
+	# their state holding tombstones only (and partial-update columns' rows).
+	my $layout = q{
+SELECT string_agg(concat_ws(' ', t.target, t.sequence_in_target,
+                            (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = t.target
+                              AND a.attname = '__autocdc_sequence' AND NOT a.attisdropped)),
+                  ',' ORDER BY t.target::text)
+  FROM autocdc.target t WHERE t.scd_type = 1};
+	is($node->safe_psql($up, $layout), 'u.t1 f 0,u.t2 f 0,u.t5 f 0,u.t8 f 0,u.td f 0,u.th f 0,u.ti f 0',
+		'the updated SCD 1 targets keep the 0.1.0 layout');
+	is($node->safe_psql($new, $layout), 'u.t1 t 1,u.t2 t 1,u.t5 t 1,u.t8 t 1,u.td t 1,u.th t 1,u.ti t 1',
+		'the fresh ones keep the sequence in the target');
+	my $t1_state = sub {
+		my ($db) = @_;
+		my $st = $node->safe_psql($db, q{SELECT state_table FROM autocdc.target WHERE target = 'u.t1'::regclass});
+		return $node->safe_psql($db, "SELECT (SELECT count(*) FROM u.t1) || ' rows, ' || "
+			. "count(*) FILTER (WHERE __autocdc_deleted_at IS NULL) || ' live keys in the state' FROM $st");
+	};
+	like($t1_state->($up), qr/^([1-9]\d*) rows, \1 live keys in the state$/,
+		'an updated SCD 1 target keeps a state row per live key');
+	like($t1_state->($new), qr/^[1-9]\d* rows, 0 live keys in the state$/,
+		'a fresh one none');
+	is($node->safe_psql($up, q{SELECT string_agg(id || ' ' || v, ',' ORDER BY id) FROM u.t1}),
+		$node->safe_psql($new, q{SELECT string_agg(id || ' ' || v, ',' ORDER BY id) FROM u.t1}),
+		'an updated SCD 1 target folds late events and deletes as a fresh one');
 	is($node->safe_psql($up, q{SELECT string_agg(id || ' ' || v, ',' ORDER BY id) FROM u.t9}),
 		'1 before,2 before,3 after', "rows a 0.1.0 source held before its flow are not read again after the update");
 

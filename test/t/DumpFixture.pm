@@ -86,13 +86,15 @@ SELECT autocdc.create_append_flow(target => 't_app', source => 'c4_more', name =
 });
 }
 
-# The targets and the stamp triggers as text.
+# The targets and the stamp triggers as text.  A table read as snapshots
+# numbers its versions by the runs since the last full refresh: after one,
+# its rows' __autocdc_sequence starts again, so t_snap is compared without it.
 our $targets = q{
 SELECT string_agg(x, E'\n' ORDER BY x) FROM (
   SELECT 't_scd1 ' || to_jsonb(t)::text FROM t_scd1 t UNION ALL
   SELECT 't_row ' || to_jsonb(t)::text FROM hist.t_row t UNION ALL
   SELECT 't_scd2 ' || to_jsonb(t)::text FROM t_scd2 t UNION ALL
-  SELECT 't_snap ' || to_jsonb(t)::text FROM t_snap t UNION ALL
+  SELECT 't_snap ' || (to_jsonb(t) - '__autocdc_sequence')::text FROM t_snap t UNION ALL
   SELECT 't_fsnap ' || to_jsonb(t)::text FROM t_fsnap t UNION ALL
   SELECT 't_app ' || (to_jsonb(t) - '__autocdc_xid')::text FROM t_app t) u(x)
 };
