@@ -698,7 +698,26 @@ acdc_define_create_state_table(FlowSpec *spec, Oid owner)
  * upsert in __autocdc_sequence (doc/design.md §3.1), added for the first
  * flow into it as the target's owner.  One the target has already must
  * order as the sequence does; the flows after the first need it there.
+ * The first flow finds there what the flows of an earlier registration
+ * applied (their last one was dropped): unless it starts from now (a
+ * re-install, over the same sources), its first run reads from the
+ * beginning, and those sequences would make its events late (a snapshot's
+ * versions start again at 0), so the rows count as written by hand.
  */
+/* Every row of the target counts as written by hand: no applied upsert. */
+static void
+forget_sequences(Oid relid)
+{
+	UserSwitch	sw;
+
+	autocdc_become_owner_of(&sw, relid);
+	acdc_spi_exec(psprintf("UPDATE %s SET %s = NULL WHERE %s IS NOT NULL",
+						   acdc_rel_qualified_name(relid), ACDC_SEQUENCE_COLUMN,
+						   ACDC_SEQUENCE_COLUMN),
+				  0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+}
+
 void
 acdc_define_sequence_column(FlowSpec *spec, bool first)
 {
@@ -725,6 +744,8 @@ acdc_define_sequence_column(FlowSpec *spec, bool first)
 			acdc_refuse_collation("sequence_by", spec->seq_coll, ACDC_SEQUENCE_COLUMN, relid,
 								  acdc_column_collation(relid, ACDC_SEQUENCE_COLUMN),
 								  "The column orders upserts as the sequence orders events.", true);
+		if (first && !spec->start_now)
+			forget_sequences(relid);
 		return;
 	}
 	autocdc_become_owner_of(&sw, relid);
