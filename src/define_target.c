@@ -693,17 +693,6 @@ acdc_define_create_state_table(FlowSpec *spec, Oid owner)
 	return acdc_define_create_aux_table(spec, sql.data, sname, "state", owner);
 }
 
-/*
- * An SCD 1 target made by 0.2.0 keeps the sequence of each key's applied
- * upsert in __autocdc_sequence (doc/design.md §3.1), added for the first
- * flow into it as the target's owner.  One the target has already must
- * order as the sequence does; the flows after the first need it there.
- * The first flow finds there what the flows of an earlier registration
- * applied (their last one was dropped): unless it starts from now (a
- * re-install, over the same sources), its first run reads from the
- * beginning, and those sequences would make its events late (a snapshot's
- * versions start again at 0), so the rows count as written by hand.
- */
 /* Every row of the target counts as written by hand: no applied upsert. */
 static void
 forget_sequences(Oid relid)
@@ -718,6 +707,17 @@ forget_sequences(Oid relid)
 	autocdc_unbecome(&sw);
 }
 
+/*
+ * An SCD 1 target made by 0.2.0 keeps the sequence of each key's applied
+ * upsert in __autocdc_sequence (doc/design.md §3.1), added for the first
+ * flow into it as the target's owner.  One the target has already must
+ * order as the sequence does; the flows after the first need it there.
+ * The first flow finds there what the flows of an earlier registration
+ * applied (their last one was dropped): unless it starts from now (a
+ * re-install, over the same sources), its first run reads from the
+ * beginning, and those sequences would make its events late (a snapshot's
+ * versions start again at 0), so the rows count as written by hand.
+ */
 void
 acdc_define_sequence_column(FlowSpec *spec, bool first)
 {

@@ -226,7 +226,7 @@ autocdc_on_drop_extension(PG_FUNCTION_ARGS)
 	ereport(ERROR,
 			(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 			 errmsg("DROP EXTENSION autocdc CASCADE would drop columns of tables outside schema autocdc"),
-			 errdetail("Columns %s have a type of schema autocdc: the history columns of SCD 2 targets sequenced by ROW(...).",
+			 errdetail("Columns %s have a type of schema autocdc: the sequence columns of targets sequenced by ROW(...) (the history columns of SCD 2 and bitemporal targets, the __autocdc_sequence of SCD 1 targets).",
 					   cols),
 			 errhint("Move the types out of schema autocdc first, then drop the extension: %s",
 					 moves)));
