@@ -111,7 +111,6 @@ extern char *acdc_define_seq_column_type(FlowSpec *spec);
 extern void acdc_define_check_seq_collation(FlowSpec *spec, Oid state, Oid composite);
 extern void acdc_define_depend_on_target(Oid classid, Oid objid, Oid target);
 extern void acdc_define_free_name(char *name, const char *prefix, Oid target, bool type);
-extern bool acdc_define_same_oid_lists(List *a, List *b);
 extern List *acdc_define_composite_field_types(Oid typid);
 extern bool acdc_define_has_unique_index(Oid relid, List *columns);
 extern char *acdc_define_unique_index_hint(Oid relid, List *columns);

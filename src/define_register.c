@@ -122,20 +122,6 @@ add_state_partial_columns(FlowSpec *spec, Oid state, List *tracked, List *wanted
 										   list_concat_copy(tracked, added));
 }
 
-bool
-acdc_define_same_oid_lists(List *a, List *b)
-{
-	ListCell   *la,
-			   *lb;
-
-	if (list_length(a) != list_length(b))
-		return false;
-	forboth(la, a, lb, b)
-		if (lfirst_oid(la) != lfirst_oid(lb))
-		return false;
-	return true;
-}
-
 static bool
 same_string_sets(List *a, List *b)
 {
@@ -323,7 +309,7 @@ register_target(FlowSpec *spec, Oid owner)
 
 		refuse_aux_of_former_owner(spec, state, composite);
 		if (spec->seq_type == RECORDOID && OidIsValid(composite) &&
-			acdc_define_same_oid_lists(spec->seq_row_types, acdc_define_composite_field_types(composite)))
+			equal(spec->seq_row_types, acdc_define_composite_field_types(composite)))
 		{
 			spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
 									  acdc_type_qualified_name(composite));

@@ -112,7 +112,7 @@ acdc_scd2_check_existing_target(FlowSpec *spec, Oid relid)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("__start_at and __end_at of \"%s\" must have one type", relname)));
 	if (spec->seq_type == RECORDOID && type_is_rowtype(start_type) &&
-		acdc_define_same_oid_lists(spec->seq_row_types, acdc_define_composite_field_types(start_type)))
+		equal(spec->seq_row_types, acdc_define_composite_field_types(start_type)))
 	{
 		spec->seq_norm = psprintf("(%s)::%s", spec->seq_norm,
 								  acdc_type_qualified_name(start_type));
