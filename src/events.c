@@ -745,6 +745,16 @@ acdc_events_next(Events *ev)
 	return ev->slot;
 }
 
+bool
+acdc_events_key_latest(Events *ev, uint32 id, TupleTableSlot *u, TupleTableSlot *d)
+{
+	if (ev->hash == NULL)
+		return false;
+	ev->returned += ev->nevents[id];
+	acdc_events_hash_key_latest(ev, id, u, d);
+	return true;
+}
+
 void
 acdc_events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src)
 {

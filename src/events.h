@@ -78,6 +78,16 @@ extern Events *acdc_events_read(FlowDef *flow, ReadParams *params,
  * The slot's tuple is valid until the next call: acdc_events_keep keeps it.
  */
 extern TupleTableSlot *acdc_events_next(Events *ev);
+/*
+ * At key id's first event: its latest upsert into u and latest delete into
+ * d (the last of each that acdc_events_next would return; a slot without
+ * one is cleared), its events passed over unread, kept until
+ * acdc_events_end.
+ * What a fold needs of a key that no earlier run applied and whose columns
+ * all come from its last upsert.  False, with nothing done, when the events
+ * were sorted instead of grouped in memory: read them with acdc_events_next.
+ */
+extern bool acdc_events_key_latest(Events *ev, uint32 id, TupleTableSlot *u, TupleTableSlot *d);
 /* dst := src's event, until acdc_events_end (without a copy when sorted in memory) */
 extern void acdc_events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src);
 
@@ -137,6 +147,8 @@ extern bool acdc_events_hash_put(Events *ev, TupleTableSlot *slot);
 extern void acdc_events_hash_spill(Events *ev, Tuplesortstate *sort);
 extern void acdc_events_hash_order(Events *ev, BatchRelation *keys, TupleTableSlot *work);
 extern bool acdc_events_hash_next(Events *ev, TupleTableSlot *slot);
+extern void acdc_events_hash_key_latest(Events *ev, uint32 id, TupleTableSlot *u,
+										TupleTableSlot *d);
 extern void acdc_events_new_key(Events *ev, BatchRelation *keys, Datum *keyvals, uint32 n);
 extern void acdc_events_found_conflict(Events *ev, TupleTableSlot *slot);
 

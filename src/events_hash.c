@@ -8,9 +8,11 @@
  * alone are sorted, the events are placed by key in one pass (a counting
  * sort), and each key's few events are sorted by sequence: the order a
  * sort of all events gives (events at one key and sequence are one event
- * or a conflict) without its comparisons.  The table is probed a few
- * events behind the read, its bucket fetched ahead: a probe is a cache
- * miss otherwise.  Past the bound the events go to a tuplesort and the
+ * or a conflict) without its comparisons; the last upsert and the last
+ * delete of each key are noted then, for a fold that needs no more of a
+ * key no earlier run applied (acdc_events_key_latest).  The table is
+ * probed a few events behind the read, its bucket fetched ahead: a probe
+ * is a cache miss otherwise.  Past the bound the events go to a tuplesort and the
  * batch carries on sorted.  Keys of a type without a hash function are
  * always sorted.
  *-------------------------------------------------------------------------
@@ -19,6 +21,7 @@
 
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "access/htup_details.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
@@ -31,6 +34,18 @@
 
 /* Events read but not yet numbered: the probes' prefetch distance. */
 #define PENDING 8
+
+/*
+ * The tuples are carved out of large blocks one after the other (a palloc
+ * chunk header each was a fifth of a tuple), and the arrivals come in
+ * chunks of 2^ARRIVAL_SHIFT (growing an array copied them): both are
+ * memory the backend touches for the first time, whose page faults were
+ * most of the cost of keeping an event.
+ */
+#define TUPLE_BLOCK_FIRST ((Size) 64 * 1024)
+#define TUPLE_BLOCK_LARGEST ((Size) 8 * 1024 * 1024)
+#define ARRIVAL_SHIFT 12
+#define ARRIVAL_CHUNK ((uint32) 1 << ARRIVAL_SHIFT)
 
 typedef struct KeyEntry
 {
@@ -45,7 +60,8 @@ typedef struct Arrival
 {
 	MinimalTuple tuple;
 	Datum		seq;			/* points into the tuple unless by value */
-	uint32		id;				/* its key */
+	uint32		id:31;			/* its key */
+	uint32		is_delete:1;
 	uint32		hash;
 } Arrival;
 
@@ -53,6 +69,7 @@ typedef struct SeqItem
 {
 	Datum		seq;
 	MinimalTuple tuple;
+	bool		is_delete;
 } SeqItem;
 
 struct EventsHash;
@@ -77,7 +94,11 @@ static uint32 probe_hash(struct EventsHash *h);
 struct EventsHash
 {
 	Events	   *ev;
-	MemoryContext arena;		/* the events' tuples */
+	MemoryContext mem;			/* the events' tuples and arrivals */
+	char	   *block_free;		/* the rest of the last block of tuples */
+	char	   *block_end;
+	Size		block_size;		/* of the next block: doubles */
+	Size		mem_bytes;		/* allocated in mem */
 	keytab_hash *table;
 	FmgrInfo   *hashfn;			/* per key column */
 	Oid		   *coll;
@@ -86,9 +107,10 @@ struct EventsHash
 	TupleTableSlot *scratch;	/* deforms a stored tuple: the probe's */
 	TupleTableSlot *scratch2;	/* an entry's */
 	/* events in arrival order; the last npending not yet numbered */
-	Arrival    *arrivals;
+	Arrival   **arrivals;		/* in chunks */
+	uint32		nchunks;
+	uint32		maxchunks;
 	uint32		nevents;
-	uint32		maxevents;
 	uint32		npending;
 	Arrival    *probe;			/* the event being numbered */
 	Datum	   *probe_keys;		/* and its keys */
@@ -97,6 +119,8 @@ struct EventsHash
 	uint32		maxkeys;
 	MinimalTuple *kfirst;		/* the key's first event */
 	uint32	   *kcount;			/* its events, from the table's counts at the end */
+	/* after acdc_events_hash_order, by key in key order: its latest upsert and delete */
+	MinimalTuple (*latest)[2];
 	/* after acdc_events_hash_order: the events in key and sequence order */
 	SeqItem    *order;
 	uint32		pos;
@@ -163,30 +187,61 @@ acdc_events_hash_begin(Events *ev, Size bound)
 		h->coll[i] = ev->cmp[i].ssup_collation;
 	}
 	h->seq_byval = TupleDescAttr(ev->desc, ev->seq_att)->attbyval;
-	h->arena = GenerationContextCreate(CurrentMemoryContext, "autocdc events by key",
-									   64 * 1024, 64 * 1024, 8 * 1024 * 1024);
+	h->mem = AllocSetContextCreate(CurrentMemoryContext, "autocdc events by key",
+								   ALLOCSET_DEFAULT_SIZES);
+	h->block_size = TUPLE_BLOCK_FIRST;
 	h->table = keytab_create(CurrentMemoryContext, 1024, h);
 	h->bound = bound;
 	h->scratch = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
 	h->scratch2 = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
-	h->maxevents = 8192;
-	h->arrivals = palloc(sizeof(Arrival) * h->maxevents);
+	h->maxchunks = 16;
+	h->arrivals = palloc(sizeof(Arrival *) * h->maxchunks);
 	h->maxkeys = 1024;
 	h->kfirst = palloc(sizeof(MinimalTuple) * h->maxkeys);
 	ev->hash = h;
 	return true;
 }
 
+static inline Arrival *
+arrival_at(struct EventsHash *h, uint32 n)
+{
+	return &h->arrivals[n >> ARRIVAL_SHIFT][n & (ARRIVAL_CHUNK - 1)];
+}
+
+/* size bytes in mem (MAXALIGNed, not zeroed), until the grouping ends */
+static void *
+hash_alloc(struct EventsHash *h, Size size)
+{
+	char	   *p;
+
+	size = MAXALIGN(size);
+	if (size > (Size) (h->block_end - h->block_free))
+	{
+		if (size > h->block_size / 4)
+		{
+			h->mem_bytes += size;
+			return MemoryContextAllocExtended(h->mem, size, MCXT_ALLOC_HUGE);
+		}
+		h->block_free = MemoryContextAllocExtended(h->mem, h->block_size, MCXT_ALLOC_HUGE);
+		h->block_end = h->block_free + h->block_size;
+		h->mem_bytes += h->block_size;
+		if (h->block_size < TUPLE_BLOCK_LARGEST)
+			h->block_size *= 2;
+	}
+	p = h->block_free;
+	h->block_free += size;
+	return p;
+}
+
 /*
- * Bytes held and to come: the tuples, each event's arrival and place in
+ * Bytes held and to come: the tuples and arrivals, each event's place in
  * the order, the keys and the table.
  */
 static Size
 hash_space(struct EventsHash *h)
 {
-	return MemoryContextMemAllocated(h->arena, false) +
-		(Size) h->maxevents * sizeof(Arrival) + (Size) h->nevents * sizeof(SeqItem) +
-		(Size) h->maxkeys * (sizeof(MinimalTuple) + sizeof(uint32) * 3 +
+	return h->mem_bytes + (Size) h->nevents * sizeof(SeqItem) +
+		(Size) h->maxkeys * (sizeof(MinimalTuple) * 3 + sizeof(uint32) * 3 +
 							 sizeof(Datum) * h->ev->nkeys) +
 		(Size) h->table->size * sizeof(KeyEntry);
 }
@@ -221,8 +276,43 @@ static void
 number_pending(struct EventsHash *h)
 {
 	for (uint32 n = h->nevents - h->npending; n < h->nevents; n++)
-		number_event(h, &h->arrivals[n]);
+		number_event(h, arrival_at(h, n));
 	h->npending = 0;
+}
+
+/*
+ * The slot's values (deformed) as a minimal tuple in a block: what
+ * heap_form_minimal_tuple makes, without a palloc chunk around it.
+ */
+static MinimalTuple
+kept_minimal_tuple(struct EventsHash *h, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	bool		hasnull = false;
+	Size		hoff;
+	Size		data_len;
+	MinimalTuple tuple;
+
+	if (desc->natts > MaxTupleAttributeNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
+				 errmsg("number of columns (%d) exceeds limit (%d)",
+						desc->natts, MaxTupleAttributeNumber)));
+	for (int i = 0; i < desc->natts && !hasnull; i++)
+		hasnull = slot->tts_isnull[i];
+	/* the data MAXALIGNed as in a heap tuple, whose header starts MINIMAL_TUPLE_OFFSET earlier */
+	hoff = SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(desc->natts) : 0);
+	hoff = MAXALIGN(hoff + MINIMAL_TUPLE_OFFSET) - MINIMAL_TUPLE_OFFSET;
+	data_len = heap_compute_data_size(desc, slot->tts_values, slot->tts_isnull);
+	/* zeroed, as heap_form_minimal_tuple's palloc0 (padding too) */
+	tuple = hash_alloc(h, hoff + data_len);
+	memset(tuple, 0, hoff + data_len);
+	tuple->t_len = hoff + data_len;
+	HeapTupleHeaderSetNatts(tuple, desc->natts);
+	tuple->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+	heap_fill_tuple(desc, slot->tts_values, slot->tts_isnull, (char *) tuple + hoff, data_len,
+					&tuple->t_infomask, hasnull ? tuple->t_bits : NULL);
+	return tuple;
 }
 
 bool
@@ -231,12 +321,10 @@ acdc_events_hash_put(Events *ev, TupleTableSlot *slot)
 	struct EventsHash *h = ev->hash;
 	Arrival    *a;
 	uint32		hash = 0;
-	MemoryContext old;
 
 	if ((h->nevents & 1023) == 0 && h->nevents > 0 && hash_space(h) > h->bound)
 		return false;
-	if (h->nevents >= (uint32) (MaxAllocHugeSize / sizeof(Arrival)) - 1 ||
-		h->nevents == PG_UINT32_MAX - 1)
+	if (h->nevents == PG_INT32_MAX - 1)	/* key numbers take 31 bits */
 		return false;
 	for (int i = 0; i < ev->nkeys; i++)
 	{
@@ -245,16 +333,21 @@ acdc_events_hash_put(Events *ev, TupleTableSlot *slot)
 
 		hash = i == 0 ? k : hash_combine(hash, k);
 	}
-	if (h->nevents == h->maxevents)
+	if ((h->nevents & (ARRIVAL_CHUNK - 1)) == 0)
 	{
-		h->maxevents *= 2;
-		h->arrivals = repalloc_huge(h->arrivals, sizeof(Arrival) * h->maxevents);
+		if (h->nchunks == h->maxchunks)
+		{
+			h->maxchunks *= 2;
+			h->arrivals = repalloc(h->arrivals, sizeof(Arrival *) * h->maxchunks);
+		}
+		/* apart from the tuples: freed once the events are in order */
+		h->arrivals[h->nchunks++] = MemoryContextAlloc(h->mem, sizeof(Arrival) * ARRIVAL_CHUNK);
+		h->mem_bytes += sizeof(Arrival) * ARRIVAL_CHUNK;
 	}
-	a = &h->arrivals[h->nevents++];
-	old = MemoryContextSwitchTo(h->arena);
-	a->tuple = ExecCopySlotMinimalTuple(slot);
-	MemoryContextSwitchTo(old);
+	a = arrival_at(h, h->nevents++);
+	a->tuple = kept_minimal_tuple(h, slot);
 	a->hash = hash;
+	a->is_delete = acdc_events_kind(ev, slot) == 'd';
 	if (h->seq_byval)
 		a->seq = slot->tts_values[ev->seq_att];
 	else
@@ -267,7 +360,7 @@ acdc_events_hash_put(Events *ev, TupleTableSlot *slot)
 	prefetch_line(&h->table->data[hash & h->table->sizemask]);
 	if (++h->npending == PENDING)
 	{
-		number_event(h, &h->arrivals[h->nevents - PENDING]);
+		number_event(h, arrival_at(h, h->nevents - PENDING));
 		h->npending--;
 	}
 	return true;
@@ -283,7 +376,7 @@ acdc_events_hash_spill(Events *ev, Tuplesortstate *sort)
 	{
 		if ((n & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		ExecStoreMinimalTuple(h->order ? h->order[n].tuple : h->arrivals[n].tuple,
+		ExecStoreMinimalTuple(h->order ? h->order[n].tuple : arrival_at(h, n)->tuple,
 							  h->scratch, false);
 		tuplesort_puttupleslot(sort, h->scratch);
 	}
@@ -291,12 +384,13 @@ acdc_events_hash_spill(Events *ev, Tuplesortstate *sort)
 	ExecDropSingleTupleTableSlot(h->scratch2);
 	if (h->table)
 		keytab_destroy(h->table);
-	MemoryContextDelete(h->arena);
-	if (h->arrivals)
-		pfree(h->arrivals);
+	MemoryContextDelete(h->mem);
+	pfree(h->arrivals);
 	if (h->order)
 		pfree(h->order);
 	pfree(h->kfirst);
+	if (h->latest)
+		pfree(h->latest);
 	pfree(h);
 	ev->hash = NULL;
 }
@@ -410,16 +504,20 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 	h->order = palloc_extended(sizeof(SeqItem) * Max(h->nevents, 1), MCXT_ALLOC_HUGE);
 	for (uint32 n = 0; n < h->nevents; n++)
 	{
-		Arrival    *a = &h->arrivals[n];
+		Arrival    *a = arrival_at(h, n);
 		SeqItem    *it = &h->order[next[rank[a->id]]++];
 
 		it->seq = a->seq;
 		it->tuple = a->tuple;
+		it->is_delete = a->is_delete;
 	}
-	pfree(h->arrivals);
-	h->arrivals = NULL;
+	for (uint32 c = 0; c < h->nchunks; c++)
+		pfree(h->arrivals[c]);
+	h->mem_bytes -= (Size) h->nchunks * sizeof(Arrival) * ARRIVAL_CHUNK;
+	h->nchunks = 0;
 
-	/* each key's events by sequence, its number and its conflicts */
+	/* each key's events by sequence, its number, its conflicts and latest events */
+	h->latest = palloc_extended(sizeof(MinimalTuple) * 2 * Max(nk, 1), MCXT_ALLOC_HUGE);
 	start = 0;
 	for (uint32 r = 0; r < nk; r++)
 	{
@@ -440,6 +538,10 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 			if (!acdc_events_same(ev, work, ev->slot))
 				acdc_events_found_conflict(ev, ev->slot);
 		}
+		/* in sequence order the last of each kind (one event at a sequence, or a conflict) */
+		h->latest[r][0] = h->latest[r][1] = NULL;
+		for (uint32 i = 0; i < n; i++)
+			h->latest[r][items[i].is_delete] = items[i].tuple;
 		acdc_events_new_key(ev, keysrel, &ks.keyvals[(Size) keys[r] * ev->nkeys], n);
 		start += n;
 	}
@@ -466,4 +568,24 @@ acdc_events_hash_next(Events *ev, TupleTableSlot *slot)
 		prefetch_line(h->order[h->pos + PENDING].tuple);
 	ExecStoreMinimalTuple(h->order[h->pos++].tuple, slot, false);
 	return true;
+}
+
+/*
+ * Key id's latest upsert into u and latest delete into d, or the slot
+ * cleared; its events are passed over unread.
+ */
+void
+acdc_events_hash_key_latest(Events *ev, uint32 id, TupleTableSlot *u, TupleTableSlot *d)
+{
+	struct EventsHash *h = ev->hash;
+	TupleTableSlot *slots[2] = {u, d};
+
+	h->pos += ev->nevents[id];
+	for (int k = 0; k < 2; k++)
+	{
+		if (h->latest[id][k])
+			ExecStoreMinimalTuple(h->latest[id][k], slots[k], false);
+		else
+			ExecClearTuple(slots[k]);
+	}
 }

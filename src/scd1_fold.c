@@ -76,6 +76,7 @@ typedef struct Scd1Fold
 	bool	   *typbyval;
 	int			att_row;		/* the target row's ctid, tableoid, written columns */
 	bool		seq_in_target;	/* then its __autocdc_sequence too (wcols) */
+	bool		latest_only;	/* a new key's latest upsert and delete are its fold */
 	bool		has_mark;		/* the target's truncate mark before this run */
 	Datum		mark;
 	bool		has_nt;			/* the mark after this batch */
@@ -191,6 +192,18 @@ read_key_events(Scd1Fold *F, uint32 id, TupleTableSlot *st, bool *has_bd, Datum 
 	bool		known = !st->tts_isnull[ST_ROW] || !st->tts_isnull[F->att_row];
 
 	*has_bd = false;
+	if (!known && F->latest_only && acdc_events_key_latest(ev, id, F->winner, F->latest))
+	{
+		if (!TTS_EMPTY(F->winner))
+			slot_getallattrs(F->winner);
+		if (!TTS_EMPTY(F->latest))
+		{
+			slot_getallattrs(F->latest);
+			*bd = F->latest->tts_values[ev->seq_att];
+			*has_bd = true;
+		}
+		return;
+	}
 	ExecClearTuple(F->winner);
 	ExecClearTuple(F->latest);
 	memset(F->has_lps, 0, sizeof(bool) * F->nwritten);
@@ -565,6 +578,13 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 		F->has_mark = true;
 	}
 	F->has_nt = later_seq(F, ev->has_truncate, ev->truncate_seq, F->has_mark, F->mark, &F->nt);
+
+	/*
+	 * A key no earlier run applied has nothing to check its events against,
+	 * and none is skipped without a mark; with no column set by some upserts
+	 * only, its latest upsert and delete are all its fold reads.
+	 */
+	F->latest_only = F->ntracked == 0 && !F->has_not_null && !F->has_mark;
 }
 
 /*

@@ -158,4 +158,45 @@ SELECT * FROM c ORDER BY region, id;
 SELECT sequence_type::text LIKE 'autocdc.__autocdc_seq_%' AS own_type, sequence_composite = sequence_type AS composite
   FROM autocdc.target WHERE target = 'fold.c'::regclass;
 
+-- A key no earlier run applied folds to its latest upsert and latest delete,
+-- whatever the order they came in: out of order, exact duplicates, a delete
+-- last or not, more events than the grouping sorts by insertion (key 5).
+-- Its state then holds both sequences, as a later run's conflict shows.
+CREATE TABLE nev (id int, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'n', source => 'nev', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$,
+  except_column_list => ARRAY['op', 'seq'], pipeline => 'newkeys');
+INSERT INTO nev VALUES
+  (1, 'a', 'U', 10), (1, 'c', 'U', 30), (1, 'b', 'U', 20),
+  (2, 'a', 'U', 10), (2, null, 'D', 20), (2, 'b', 'U', 15),
+  (3, null, 'D', 5), (3, 'a', 'U', 3),
+  (4, 'x', 'U', 1), (4, 'y', 'U', 2), (4, 'x', 'U', 1), (4, 'y', 'U', 2),
+  (6, 'a', 'U', 1), (6, null, 'D', 2), (6, 'b', 'U', 3);
+INSERT INTO nev SELECT 5, 'v' || s, CASE WHEN s % 7 = 0 THEN 'D' ELSE 'U' END, s
+  FROM pg_catalog.generate_series(1, 40) s ORDER BY (s * 17) % 41;
+SELECT rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('newkeys');
+SELECT id, v, __autocdc_sequence FROM n ORDER BY id;
+SELECT state_table AS nstate FROM autocdc.target WHERE target = 'fold.n'::regclass \gset
+SELECT id, __autocdc_upsert_seq, __autocdc_delete_seq FROM :nstate ORDER BY id;
+-- key 2 died at 20 after its upsert at 15: a delete at 15 is another event
+INSERT INTO nev VALUES (2, null, 'D', 15);
+SELECT status FROM autocdc.run('newkeys');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'newkeys' ORDER BY id DESC LIMIT 1;
+
+-- New keys in a batch with a truncate, then in a batch after its mark;
+-- a numeric key spelled two ways is one key, spelled as its latest upsert.
+CREATE TABLE tev (id numeric, v text, op text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'tt', source => 'tev', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, apply_as_truncates => $$op = 'T'$$,
+  except_column_list => ARRAY['op', 'seq'], pipeline => 'newtrunc');
+INSERT INTO tev VALUES
+  (1, 'before', 'U', 10), (null, null, 'T', 20), (1, 'after', 'U', 30),
+  (2, 'gone', 'U', 15), (3, null, 'D', 25), (3, 'late', 'U', 5),
+  (4.0, 'four', 'U', 40), (4.00, 'four again', 'U', 41);
+SELECT rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('newtrunc');
+SELECT id, v, __autocdc_sequence FROM tt ORDER BY id;
+INSERT INTO tev VALUES (5, 'old', 'U', 19), (6, 'new', 'U', 21), (6, 'newer', 'U', 22);
+SELECT rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('newtrunc');
+SELECT id, v, __autocdc_sequence FROM tt ORDER BY id;
+
 RESET search_path;
