@@ -12,8 +12,8 @@
  * delete of each key are noted then, for a fold that needs no more of a
  * key no earlier run applied (acdc_events_key_latest).  The table is
  * probed a few events behind the read, its bucket fetched ahead: a probe
- * is a cache miss otherwise.  Past the bound the events go to a tuplesort and the
- * batch carries on sorted.  Keys of a type without a hash function are
+ * is a cache miss otherwise.  Past the bound the events go to a tuplesort
+ * and the batch carries on sorted.  Keys of a type without a hash function are
  * always sorted.
  *-------------------------------------------------------------------------
  */
