@@ -69,7 +69,7 @@ typedef struct SeqItem
 {
 	Datum		seq;
 	MinimalTuple tuple;
-	bool		is_delete;
+	bool		is_delete;		/* the kind, without touching the tuple */
 } SeqItem;
 
 struct EventsHash;
@@ -98,7 +98,6 @@ struct EventsHash
 	char	   *block_free;		/* the rest of the last block of tuples */
 	char	   *block_end;
 	Size		block_size;		/* of the next block: doubles */
-	Size		mem_bytes;		/* allocated in mem */
 	keytab_hash *table;
 	FmgrInfo   *hashfn;			/* per key column */
 	Oid		   *coll;
@@ -218,13 +217,9 @@ hash_alloc(struct EventsHash *h, Size size)
 	if (size > (Size) (h->block_end - h->block_free))
 	{
 		if (size > h->block_size / 4)
-		{
-			h->mem_bytes += size;
 			return MemoryContextAllocExtended(h->mem, size, MCXT_ALLOC_HUGE);
-		}
 		h->block_free = MemoryContextAllocExtended(h->mem, h->block_size, MCXT_ALLOC_HUGE);
 		h->block_end = h->block_free + h->block_size;
-		h->mem_bytes += h->block_size;
 		if (h->block_size < TUPLE_BLOCK_LARGEST)
 			h->block_size *= 2;
 	}
@@ -240,7 +235,8 @@ hash_alloc(struct EventsHash *h, Size size)
 static Size
 hash_space(struct EventsHash *h)
 {
-	return h->mem_bytes + (Size) h->nevents * sizeof(SeqItem) +
+	return MemoryContextMemAllocated(h->mem, false) +
+		(Size) h->nevents * sizeof(SeqItem) +
 		(Size) h->maxkeys * (sizeof(MinimalTuple) * 3 + sizeof(uint32) * 3 +
 							 sizeof(Datum) * h->ev->nkeys) +
 		(Size) h->table->size * sizeof(KeyEntry);
@@ -342,7 +338,6 @@ acdc_events_hash_put(Events *ev, TupleTableSlot *slot)
 		}
 		/* apart from the tuples: freed once the events are in order */
 		h->arrivals[h->nchunks++] = MemoryContextAlloc(h->mem, sizeof(Arrival) * ARRIVAL_CHUNK);
-		h->mem_bytes += sizeof(Arrival) * ARRIVAL_CHUNK;
 	}
 	a = arrival_at(h, h->nevents++);
 	a->tuple = kept_minimal_tuple(h, slot);
@@ -513,7 +508,6 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 	}
 	for (uint32 c = 0; c < h->nchunks; c++)
 		pfree(h->arrivals[c]);
-	h->mem_bytes -= (Size) h->nchunks * sizeof(Arrival) * ARRIVAL_CHUNK;
 	h->nchunks = 0;
 
 	/* each key's events by sequence, its number, its conflicts and latest events */
