@@ -419,6 +419,47 @@ SELECT autocdc._stamp_rows_before(s.source)
            AND f.read_mode OPERATOR(pg_catalog.=) 'incremental') s;
 DROP FUNCTION autocdc._stamp_rows_before(regclass);
 
+-- issue 19: the stamp is given by the column's default, no longer by a
+-- BEFORE INSERT trigger (which made COPY insert row by row); a trigger
+-- AFTER INSERT refuses a stamp given explicitly, and a BRIN index takes
+-- the place of the B-tree.  Each source is converted as its owner.
+CREATE FUNCTION autocdc._stamp()
+RETURNS xid8
+AS 'MODULE_PATHNAME', 'autocdc_stamp'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION autocdc._stamp_given(xid8)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'autocdc_stamp_given'
+LANGUAGE C STABLE STRICT;
+
+CREATE FUNCTION autocdc._refuse_given_stamp()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'autocdc_refuse_given_stamp'
+LANGUAGE C;
+
+CREATE OPERATOR CLASS autocdc.xid8_minmax_ops
+    FOR TYPE xid8 USING brin AS
+        OPERATOR 1 pg_catalog.< (xid8, xid8),
+        OPERATOR 2 pg_catalog.<= (xid8, xid8),
+        OPERATOR 3 pg_catalog.= (xid8, xid8),
+        OPERATOR 4 pg_catalog.>= (xid8, xid8),
+        OPERATOR 5 pg_catalog.> (xid8, xid8),
+        FUNCTION 1 pg_catalog.brin_minmax_opcinfo(internal),
+        FUNCTION 2 pg_catalog.brin_minmax_add_value(internal, internal, internal, internal),
+        FUNCTION 3 pg_catalog.brin_minmax_consistent(internal, internal, internal),
+        FUNCTION 4 pg_catalog.brin_minmax_union(internal, internal, internal);
+
+CREATE FUNCTION autocdc._convert_source(source regclass) RETURNS void
+AS 'MODULE_PATHNAME', 'autocdc_convert_source'
+LANGUAGE C STRICT;
+SELECT autocdc._convert_source(t.tgrelid)
+  FROM pg_catalog.pg_trigger t
+ WHERE t.tgfoid OPERATOR(pg_catalog.=) 'autocdc._stamp_xid()'::pg_catalog.regprocedure
+   AND t.tgparentid OPERATOR(pg_catalog.=) 0;
+DROP FUNCTION autocdc._convert_source(regclass);
+DROP FUNCTION autocdc._stamp_xid();
+
 -- issue 13: dump and restore
 -- No foreign keys between the catalog tables (pg_restore -j loads their
 -- data at once, in any order); autocdc's C code keeps them consistent.

@@ -373,12 +373,39 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION autocdc.run(text, boolean, text[])
     IS 'run the flows of a pipeline (or all of the caller''s pipelines) once';
 
--- Stamps rows inserted into a table source with their transaction
--- (BEFORE INSERT FOR EACH ROW, enabled ALWAYS).
-CREATE FUNCTION autocdc._stamp_xid()
+-- The stamp of a table source's rows (stamp.c): the default of column
+-- __autocdc_xid, the test of a row trigger's WHEN (AFTER INSERT FOR EACH
+-- ROW, enabled ALWAYS: no row trigger before the insert, so COPY keeps
+-- inserting in batches) and what that trigger raises.
+CREATE FUNCTION autocdc._stamp()
+RETURNS xid8
+AS 'MODULE_PATHNAME', 'autocdc_stamp'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION autocdc._stamp_given(xid8)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'autocdc_stamp_given'
+LANGUAGE C STABLE STRICT;
+
+CREATE FUNCTION autocdc._refuse_given_stamp()
 RETURNS trigger
-AS 'MODULE_PATHNAME', 'autocdc_stamp_xid'
+AS 'MODULE_PATHNAME', 'autocdc_refuse_given_stamp'
 LANGUAGE C;
+
+-- The index on __autocdc_xid: BRIN (stamps grow with the table's blocks),
+-- which costs an insert far less than a B-tree.  PostgreSQL 15 has no BRIN
+-- operator class for xid8.
+CREATE OPERATOR CLASS autocdc.xid8_minmax_ops
+    FOR TYPE xid8 USING brin AS
+        OPERATOR 1 pg_catalog.< (xid8, xid8),
+        OPERATOR 2 pg_catalog.<= (xid8, xid8),
+        OPERATOR 3 pg_catalog.= (xid8, xid8),
+        OPERATOR 4 pg_catalog.>= (xid8, xid8),
+        OPERATOR 5 pg_catalog.> (xid8, xid8),
+        FUNCTION 1 pg_catalog.brin_minmax_opcinfo(internal),
+        FUNCTION 2 pg_catalog.brin_minmax_add_value(internal, internal, internal, internal),
+        FUNCTION 3 pg_catalog.brin_minmax_consistent(internal, internal, internal),
+        FUNCTION 4 pg_catalog.brin_minmax_union(internal, internal, internal);
 
 CREATE FUNCTION autocdc._on_sql_drop()
 RETURNS event_trigger

@@ -10,6 +10,7 @@
 #include "source_query.h"
 #include "append.h"
 #include "collation.h"
+#include "source_read.h"
 
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -531,8 +532,8 @@ leads_with_attnum(HeapTuple tup, Form_pg_index idx, Oid relid, void *arg)
 
 /*
  * Gives a table source the hidden column that records the inserting
- * transaction, its default, its index and the trigger that stamps it
- * (doc/design.md §4.1), whichever are missing (CREATE TABLE ... (LIKE source)
+ * transaction, its default, its index and the trigger that guards it
+ * (stamp.c), whichever are missing (CREATE TABLE ... (LIKE source)
  * copies the column alone).  Rows already there get the stamp '1' with the
  * new column: the first run reads them, no later one.  Only the table's owner
  * may do this.
@@ -569,7 +570,7 @@ acdc_define_prepare_source(FlowSpec *spec)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("source \"%s\" is not prepared for incremental reading",
 						get_rel_name(spec->source)),
-				 errdetail("autocdc gives a table the column %s (indexed, set by the trigger %s) the first time it becomes a source, and only its owner may do that.",
+				 errdetail("autocdc gives a table the column %s (indexed, guarded by the trigger %s) the first time it becomes a source, and only its owner may do that.",
 						   AUTOCDC_XID_COLUMN, AUTOCDC_STAMP_TRIGGER),
 				 errhint("Ask the table's owner to create a flow from it first.")));
 
@@ -578,16 +579,13 @@ acdc_define_prepare_source(FlowSpec *spec)
 		appendStringInfo(&sql, "ALTER TABLE %s ADD COLUMN %s pg_catalog.xid8 DEFAULT %s; ",
 						 qname, AUTOCDC_XID_COLUMN, quote_literal_cstr(AUTOCDC_XID_BEFORE));
 	if (need_default)
-		appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT pg_catalog.pg_current_xact_id(); ",
+		appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT autocdc._stamp(); ",
 						 qname, AUTOCDC_XID_COLUMN);
 	if (need_index)
-		appendStringInfo(&sql, "CREATE INDEX ON %s (%s); ", qname, AUTOCDC_XID_COLUMN);
-	/* ALWAYS: rows applied by logical replication are stamped here too. */
+		appendStringInfo(&sql, "%s ", acdc_stamp_index_sql(qname));
+	/* ALWAYS: rows applied by logical replication are checked too */
 	if (need_trigger)
-		appendStringInfo(&sql, "CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW "
-						 "EXECUTE FUNCTION autocdc._stamp_xid(); "
-						 "ALTER TABLE %s ENABLE ALWAYS TRIGGER %s; ",
-						 AUTOCDC_STAMP_TRIGGER, qname, qname, AUTOCDC_STAMP_TRIGGER);
+		appendStringInfo(&sql, "%s ", acdc_stamp_trigger_sql(qname));
 	autocdc_become_owner_of(&sw, spec->source);
 	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	autocdc_unbecome(&sw);

@@ -125,7 +125,7 @@ acdc_batch_target_code(FlowDef *flow, bool *row_triggers, bool *rules)
 				  "  WHERE g.tgfoid OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.\"RI_FKey_check_ins\"', "
 				  "  'pg_catalog.\"RI_FKey_check_upd\"', 'pg_catalog.\"RI_FKey_noaction_del\"', "
 				  "  'pg_catalog.\"RI_FKey_noaction_upd\"', 'pg_catalog.\"RI_FKey_restrict_del\"', "
-				  "  'pg_catalog.\"RI_FKey_restrict_upd\"', 'autocdc._stamp_xid']::pg_catalog.regproc[]::pg_catalog.oid[])), "
+				  "  'pg_catalog.\"RI_FKey_restrict_upd\"', 'autocdc._refuse_given_stamp']::pg_catalog.regproc[]::pg_catalog.oid[])), "
 				  "EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r JOIN p ON r.ev_class OPERATOR(pg_catalog.=) p.relid)",
 				  1, argtypes, values, NULL, false);
 	*row_triggers = acdc_spi_bool(0, 1);

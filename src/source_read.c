@@ -7,7 +7,7 @@
  * snapshot and was not in the checkpoint's.  The run's own transaction is
  * apart: its rows are visible to the run without being "committed", so the
  * checkpoint records it with the command id reached, and a later run reads
- * its rows from that command on.  The index on __autocdc_xid bounds the
+ * its rows from that command on.  The BRIN index on __autocdc_xid bounds the
  * scan below by the checkpoint's xmin: cost follows new rows, not the table.
  * Rows without a stamp are given this transaction's before (stamp.c), so
  * the whole read too takes stamped rows only: a NULL committed meanwhile
@@ -162,8 +162,9 @@ acdc_read_require_xid_column(FlowDef *flow)
 				 errmsg("source \"%s\" of flow \"%s\" lost its column %s",
 						get_rel_name(flow->source), flow->name, AUTOCDC_XID_COLUMN),
 				 errdetail("autocdc reads a table source by the transaction recorded in that column."),
-				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT pg_catalog.pg_current_xact_id(), then run the pipeline with full_refresh => true.",
-						 acdc_rel_qualified_name(flow->source), AUTOCDC_XID_COLUMN)));
+				 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8 DEFAULT autocdc._stamp(), and its trigger if it went with it (%s), then run the pipeline with full_refresh => true.",
+						 acdc_rel_qualified_name(flow->source), AUTOCDC_XID_COLUMN,
+						 acdc_stamp_trigger_sql(acdc_rel_qualified_name(flow->source)))));
 }
 
 /*

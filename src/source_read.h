@@ -39,6 +39,9 @@ extern void acdc_read_execute(const char *sql, ReadParams *params, DestReceiver 
 extern void acdc_stamp_note_run_reads(Oid source);
 extern void acdc_stamp_check_trigger(FlowDef *flow, bool refuse_missing);
 extern void acdc_stamp_unstamped_rows(FlowDef *flow, bool whole);
+extern void acdc_stamp_summarize(FlowDef *flow);
+extern char *acdc_stamp_trigger_sql(const char *qname);
+extern char *acdc_stamp_index_sql(const char *qname);
 
 /* "(a, b)": a table source's columns but __autocdc_xid (source_columns.c). */
 extern char *acdc_source_user_columns(Oid relid);

@@ -1,22 +1,20 @@
 /*-------------------------------------------------------------------------
  * stamp.c
- *	  The trigger that stamps every row inserted into a table source with
- *	  its inserting transaction, and what a run does to the stamps before
- *	  it reads (rows without one, the trigger's enabled state).
+ *	  The stamp of a table source's rows: column __autocdc_xid, given the
+ *	  inserting transaction by its default, guarded by a row trigger, found
+ *	  by a BRIN index; and what a run does to the stamps before it reads
+ *	  (rows without one, the trigger's enabled state, the index's summary).
  *
- * A column default alone is not enough: INSERT ... SELECT * from another
- * source would copy old transaction ids that look already read, and those
- * rows would never be.  So the trigger overwrites a given stamp, unless no
- * flow has read this very table yet: then the rows come from a restore
- * (pg_restore's COPY into a table made anew), whose stamps say which rows
- * were read before the dump.
- *
- * A column added to a source comes after __autocdc_xid, and a value given
- * for it without a column list lands in __autocdc_xid (PostgreSQL 15's
- * xid8 reads text that is not a number as 0).  Replaced, it would be lost
- * without a word; so where a column follows __autocdc_xid, a stamp that
- * would be replaced is refused (not on logical replication's apply, which
- * sets columns by name), and so is, anywhere, a stamp no transaction gives.
+ * No row trigger fires before the insert: one would make COPY insert row by
+ * row.  The default gives the stamp; a stamp given explicitly (INSERT ...
+ * SELECT * from another source, COPY with the column) would look already
+ * read and the row would never be, so the trigger, AFTER INSERT with a WHEN
+ * that lets every defaulted row pass without a call, refuses it.  Where a
+ * column follows __autocdc_xid, such a value is most likely meant for that
+ * column (PostgreSQL 15's xid8 reads text that is not a number as 0).
+ * A table no flow has read here yet keeps the stamps it is given: pg_dump
+ * creates triggers after the data, and a --schema-only restore followed by
+ * a --data-only one makes the table anew (read_here).
  *
  * A row inserted after a run in the run's own transaction is stamped NULL:
  * the run's checkpoint could tell it apart by command id only, which a
@@ -37,6 +35,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -44,15 +43,17 @@
 #include "utils/rel.h"
 #include "utils/xid8.h"
 
+PG_FUNCTION_INFO_V1(autocdc_stamp);
+PG_FUNCTION_INFO_V1(autocdc_stamp_given);
+PG_FUNCTION_INFO_V1(autocdc_refuse_given_stamp);
 PG_FUNCTION_INFO_V1(autocdc_stamp_xid);
 
 /*
- * The table sources a run read in the current top-level transaction (in
- * TopTransactionContext).  Reset at its end only: a subtransaction that
- * aborts leaves its sources listed, which merely stamps more rows NULL
- * (the next run reads them all the same).
+ * Whether a run read a table source in the current top-level transaction.
+ * Reset at its end only: a subtransaction that aborts leaves it set, which
+ * merely stamps more rows NULL (the next run reads them all the same).
  */
-static List *sources_read_this_xact = NIL;
+static bool run_read_this_xact = false;
 static bool xact_callback_registered = false;
 
 static void
@@ -61,46 +62,42 @@ stamp_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
-		sources_read_this_xact = NIL;	/* its memory goes with the transaction */
+		run_read_this_xact = false;
 }
 
-/* Called by a run (or start_from => 'now') as it reads a table source. */
+/*
+ * Called by a run (or start_from => 'now') as it reads a table source.  The
+ * default cannot tell which table it stamps, so from here on every source's
+ * new rows are stamped NULL in this transaction, not only this one's.
+ */
 void
 acdc_stamp_note_run_reads(Oid source)
 {
-	MemoryContext old;
-
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(stamp_xact_callback, NULL);
 		xact_callback_registered = true;
 	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	sources_read_this_xact = list_append_unique_oid(sources_read_this_xact, source);
-	MemoryContextSwitchTo(old);
+	run_read_this_xact = true;
 }
 
-/* Whether a run read this table, or a partitioned table it is in, in this transaction. */
-static bool
-read_in_this_xact(List *self_and_ancestors)
+/* The default of __autocdc_xid: the inserting transaction, or NULL (above). */
+Datum
+autocdc_stamp(PG_FUNCTION_ARGS)
 {
-	ListCell   *lc;
-
-	foreach(lc, self_and_ancestors)
-		if (list_member_oid(sources_read_this_xact, lfirst_oid(lc)))
-			return true;
-	return false;
+	if (run_read_this_xact)
+		PG_RETURN_NULL();
+	PG_RETURN_FULLTRANSACTIONID(GetTopFullTransactionId());
 }
 
-/* What the trigger works out once per statement (kept in fn_extra). */
-typedef struct StampCache
+/* The trigger's WHEN: a stamp other than the default's (NULL passes). */
+Datum
+autocdc_stamp_given(PG_FUNCTION_ARGS)
 {
-	int			attnum;			/* of __autocdc_xid */
-	char	   *next_column;	/* the first column after it, or NULL */
-	List	   *rels;			/* the table and its partition ancestors */
-	bool		decided;		/* keep_given below is known */
-	bool		keep_given;		/* given stamps are a restore's: kept */
-} StampCache;
+	FullTransactionId given = PG_GETARG_FULLTRANSACTIONID(0);
+
+	PG_RETURN_BOOL(!FullTransactionIdEquals(given, GetTopFullTransactionId()));
+}
 
 static int
 xid_column(TupleDesc desc)
@@ -115,50 +112,24 @@ xid_column(TupleDesc desc)
 	return 0;
 }
 
-/*
- * The name of the first column after attnum a value may be given for (not
- * a generated one), or NULL (in cxt).
- */
+/* The first column after attnum a value may be given for (not generated), or NULL. */
 static char *
-column_after(TupleDesc desc, int attnum, MemoryContext cxt)
+column_after(TupleDesc desc, int attnum)
 {
 	for (int i = attnum; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
 		if (!att->attisdropped && !att->attgenerated)
-			return MemoryContextStrdup(cxt, NameStr(att->attname));
+			return NameStr(att->attname);
 	}
 	return NULL;
-}
-
-/*
- * Refuses a value given for __autocdc_xid where a column comes after it:
- * most likely a value meant for that column.
- */
-static void
-refuse_misplaced(Relation rel, StampCache *cache)
-{
-	char	   *qname = acdc_rel_qualified_name(RelationGetRelid(rel));
-
-	ereport(ERROR,
-			(errcode(ERRCODE_GENERATED_ALWAYS),
-			 errmsg("cannot insert a non-DEFAULT value into column \"%s\" of source \"%s\"",
-					AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
-			 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s.",
-					   cache->next_column, AUTOCDC_XID_COLUMN, cache->next_column,
-					   AUTOCDC_XID_COLUMN),
-			 errhint("Name the columns, leaving %s out, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in its place.",
-					 AUTOCDC_XID_COLUMN,
-					 qname, acdc_source_user_columns(RelationGetRelid(rel)))));
 }
 
 /*
  * Whether the row comes from a replication apply (PostgreSQL's subscription
  * workers, or a background worker of another replication system), which
  * sets columns by name: one in replica mode that is no client's session.
- * A client that sets session_replication_role itself (to load in bulk
- * without its triggers) still gives values by position.
  */
 static bool
 applied_by_replication(void)
@@ -168,33 +139,13 @@ applied_by_replication(void)
 }
 
 /*
- * Refuses a stamp no transaction gives ('1' is the rows a table held when
- * it became a source): a value meant for another column, or an extra one.
- */
-static void
-check_given_stamp(Relation rel, StampCache *cache, FullTransactionId given)
-{
-	if (U64FromFullTransactionId(given) == 1 ||
-		U64FromFullTransactionId(given) >= U64FromFullTransactionId(FirstNormalFullTransactionId))
-		return;
-	if (cache->next_column)
-		refuse_misplaced(rel, cache);
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-			 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
-					U64FromFullTransactionId(given), AUTOCDC_XID_COLUMN,
-					RelationGetRelationName(rel)),
-			 errdetail("The column records the transaction that inserted each row; text that is not a number reads as 0 there."),
-			 errhint("Leave the column out of the INSERT or COPY, or give DEFAULT.")));
-}
-
-/*
  * Whether a flow over this table (or over a partitioned table it is a
  * partition of) has its checkpoint on this very table: one naming its oid,
- * written in a cluster this database's files lived in (an oid restored
- * from another cluster may coincide).  A checkpoint from 0.1.0, which
- * names no table, counts as this one.  If none has, the table was made
- * anew since, by a restore, and the stamps it is given are kept.
+ * written in a cluster this database's files lived in.  A checkpoint from
+ * 0.1.0, which names no table, counts as this one.  If none has, the table
+ * was made anew since (pg_restore --schema-only, then --data-only), or no
+ * flow over it ran yet: the stamps it is given are kept, and a first run
+ * reads the table whole.
  */
 static bool
 read_here(Relation rel)
@@ -203,7 +154,7 @@ read_here(Relation rel)
 	bool		result;
 	char	   *version;
 
-	/* a catalog not updated yet records no source: given stamps are replaced */
+	/* a catalog not updated yet records no source */
 	version = autocdc_extension_version();
 	if (version == NULL || strcmp(version, AUTOCDC_CATALOG_VERSION) != 0)
 		return true;
@@ -216,16 +167,136 @@ read_here(Relation rel)
 	return result;
 }
 
+/*
+ * A row a replication apply gave the publisher's stamp (a publication with
+ * no column list) is stamped anew, as the table's owner: the apply sets
+ * columns by name, so the value is no other column's, and refusing it would
+ * stop the subscription.  One UPDATE per such row; a column list leaving
+ * __autocdc_xid out costs nothing.
+ */
+static void
+restamp_applied_row(Relation rel, ItemPointer tid)
+{
+	Oid			argtypes[1] = {TIDOID};
+	Datum		values[1] = {PointerGetDatum(tid)};
+	UserSwitch	sw;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	autocdc_become_owner_of(&sw, RelationGetRelid(rel));
+	acdc_spi_exec(psprintf("UPDATE ONLY %s SET %s = pg_catalog.pg_current_xact_id() "
+						   "WHERE ctid OPERATOR(pg_catalog.=) $1",
+						   acdc_rel_qualified_name(RelationGetRelid(rel)), AUTOCDC_XID_COLUMN),
+				  1, argtypes, values, NULL, false);
+	autocdc_unbecome(&sw);
+	SPI_finish();
+}
+
+/*
+ * The trigger: a stamp given explicitly is refused, unless no flow read
+ * this table here yet (read_here) or a replication apply gave it.  The
+ * row is in the table already; the error takes it out with the statement.
+ * A value no transaction gives ('1' is the rows a table held when it
+ * became a source) is refused always.
+ */
+Datum
+autocdc_refuse_given_stamp(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	int			attnum;
+	char	   *next;
+	char	   *qname;
+	Datum		value;
+	bool		isnull;
+	uint64		given;
+	bool		plausible;
+	bool	   *decision;		/* decided, and keep given stamps */
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("autocdc._refuse_given_stamp() must be fired AFTER INSERT FOR EACH ROW")));
+
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	attnum = xid_column(desc);
+	if (attnum <= 0)
+		return PointerGetDatum(NULL);	/* no stamp to guard: a run refuses the source */
+	value = heap_getattr(trigdata->tg_trigtuple, attnum, desc, &isnull);
+	/* without the trigger's WHEN, defaulted rows come here too */
+	if (isnull || FullTransactionIdEquals(DatumGetFullTransactionId(value),
+										  GetTopFullTransactionId()))
+		return PointerGetDatum(NULL);
+
+	given = U64FromFullTransactionId(DatumGetFullTransactionId(value));
+	next = column_after(desc, attnum);
+	qname = acdc_rel_qualified_name(RelationGetRelid(rel));
+	plausible = given == 1 ||
+		given >= U64FromFullTransactionId(FirstNormalFullTransactionId);
+	if (plausible)
+	{
+		/* decided once per statement: a restore's COPY calls this per row */
+		if (fcinfo->flinfo->fn_extra == NULL)
+			fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+															  sizeof(bool) * 2);
+		decision = fcinfo->flinfo->fn_extra;
+		if (!decision[0])
+		{
+			decision[1] = !read_here(rel);
+			decision[0] = true;
+		}
+		if (decision[1])
+			return PointerGetDatum(NULL);	/* kept */
+	}
+	if (plausible && applied_by_replication())
+	{
+		restamp_applied_row(rel, &trigdata->tg_trigtuple->t_self);
+		return PointerGetDatum(NULL);
+	}
+	if (next)
+		ereport(ERROR,
+				(errcode(ERRCODE_GENERATED_ALWAYS),
+				 errmsg("cannot insert a non-DEFAULT value into column \"%s\" of source \"%s\"",
+						AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
+				 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s.",
+						   next, AUTOCDC_XID_COLUMN, next, AUTOCDC_XID_COLUMN),
+				 errhint("Name the columns, leaving %s out, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in its place.",
+						 AUTOCDC_XID_COLUMN, qname, acdc_source_user_columns(RelationGetRelid(rel)))));
+	if (plausible)
+		ereport(ERROR,
+				(errcode(ERRCODE_GENERATED_ALWAYS),
+				 errmsg("cannot insert a non-DEFAULT value into column \"%s\" of source \"%s\"",
+						AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
+				 errdetail("The column records the transaction that inserted each row, by which flows read it; a stamp copied from another row would make them take this row as read already."),
+				 errhint("Leave the column out, as in INSERT INTO %s %s SELECT ..., or give DEFAULT.",
+						 qname, acdc_source_user_columns(RelationGetRelid(rel)))));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
+					given, AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
+			 errdetail("The column records the transaction that inserted each row; text that is not a number reads as 0 there."),
+			 errhint("Leave the column out of the INSERT or COPY, or give DEFAULT.")));
+	return PointerGetDatum(NULL);	/* not reached */
+}
+
+/*
+ * The trigger of sources made before the update to 0.2.0 (BEFORE INSERT,
+ * stamping every row), kept for the library to serve them until ALTER
+ * EXTENSION autocdc UPDATE replaces it (autocdc_convert_source).
+ */
 Datum
 autocdc_stamp_xid(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	Relation	rel;
-	StampCache *cache;
+	int			attnum;
 	Datum		value;
-	bool		isnull;
-	FullTransactionId own;
-	HeapTuple	tuple;
+	bool		isnull = false;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
@@ -234,67 +305,41 @@ autocdc_stamp_xid(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("autocdc._stamp_xid() must be fired BEFORE INSERT FOR EACH ROW")));
-
 	rel = trigdata->tg_relation;
-	cache = fcinfo->flinfo->fn_extra;
-	if (cache == NULL)
-	{
-		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(StampCache));
-		cache->attnum = xid_column(RelationGetDescr(rel));
-		if (cache->attnum <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("table \"%s\" has no column %s", RelationGetRelationName(rel),
-							AUTOCDC_XID_COLUMN),
-					 errdetail("The table is the source of an autocdc flow, which records each row's transaction there."),
-					 errhint("Add it back with ALTER TABLE %s ADD COLUMN %s xid8, or drop the table's flows and then the trigger %s.",
-							 quote_identifier(RelationGetRelationName(rel)), AUTOCDC_XID_COLUMN,
-							 AUTOCDC_STAMP_TRIGGER)));
-		cache->next_column = column_after(RelationGetDescr(rel), cache->attnum,
-										  fcinfo->flinfo->fn_mcxt);
-		{
-			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	attnum = xid_column(RelationGetDescr(rel));
+	if (attnum <= 0)
+		return PointerGetDatum(trigdata->tg_trigtuple);
+	value = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	return PointerGetDatum(heap_modify_tuple_by_cols(trigdata->tg_trigtuple,
+													 RelationGetDescr(rel),
+													 1, &attnum, &value, &isnull));
+}
 
-			cache->rels = list_make1_oid(RelationGetRelid(rel));
-			if (rel->rd_rel->relispartition)
-				cache->rels = list_concat(cache->rels,
-										  get_partition_ancestors(RelationGetRelid(rel)));
-			MemoryContextSwitchTo(old);
-		}
-		fcinfo->flinfo->fn_extra = cache;
-	}
+/* The statement that creates the trigger on a table (qualified name). */
+char *
+acdc_stamp_trigger_sql(const char *qname)
+{
+	return psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
+					"WHEN (autocdc._stamp_given(NEW.%s)) "
+					"EXECUTE FUNCTION autocdc._refuse_given_stamp(); "
+					"ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;",
+					AUTOCDC_STAMP_TRIGGER, qname, AUTOCDC_XID_COLUMN,
+					qname, AUTOCDC_STAMP_TRIGGER);
+}
 
-	own = GetTopFullTransactionId();
-	value = heap_getattr(trigdata->tg_trigtuple, cache->attnum,
-						 RelationGetDescr(rel), &isnull);
-	if (!isnull &&
-		!FullTransactionIdEquals(DatumGetFullTransactionId(value), own))
-	{
-		/* a stamp given explicitly (the column's default gives `own`) */
-		check_given_stamp(rel, cache, DatumGetFullTransactionId(value));
-		if (!cache->decided)
-		{
-			cache->keep_given = !read_here(rel);
-			cache->decided = true;
-		}
-		if (cache->keep_given)
-			return PointerGetDatum(trigdata->tg_trigtuple);
-		/* likely meant for the column after it; the apply sets columns by name */
-		if (cache->next_column && !applied_by_replication())
-			refuse_misplaced(rel, cache);
-	}
-	isnull = sources_read_this_xact != NIL && read_in_this_xact(cache->rels);
-	value = FullTransactionIdGetDatum(own);
-	tuple = heap_modify_tuple_by_cols(trigdata->tg_trigtuple, RelationGetDescr(rel),
-									  1, &cache->attnum, &value, &isnull);
-	return PointerGetDatum(tuple);
+/* The statement that creates the index on the stamp. */
+char *
+acdc_stamp_index_sql(const char *qname)
+{
+	return psprintf("CREATE INDEX ON %s USING brin (%s autocdc.xid8_minmax_ops);",
+					qname, AUTOCDC_XID_COLUMN);
 }
 
 /*
  * The stamp trigger must fire ALWAYS, on the source and each of its
  * partitions.  pg_restore --disable-triggers brings it back enabled in
  * origin mode only (rows applied by logical replication would go
- * unstamped): a run enables it ALWAYS again, as each table's owner, and
+ * unchecked): a run enables it ALWAYS again, as each table's owner, and
  * says so.  A missing trigger is refused: rows given old stamps since
  * would look already read — unless `refuse_missing` is false (a ONCE flow
  * done, which reads nothing: only its trigger's state is put right).
@@ -335,10 +380,9 @@ acdc_stamp_check_trigger(FlowDef *f, bool refuse_missing)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("source \"%s\" of flow \"%s\" lost its trigger %s",
 							get_rel_name(relid), f->name, AUTOCDC_STAMP_TRIGGER),
-					 errdetail("The trigger stamps each row inserted into a table source with its transaction, by which runs read it."),
-					 errhint("Its owner can create it again: CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION autocdc._stamp_xid(); ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;",
-							 AUTOCDC_STAMP_TRIGGER, acdc_rel_qualified_name(relid),
-							 acdc_rel_qualified_name(relid), AUTOCDC_STAMP_TRIGGER)));
+					 errdetail("The trigger refuses a row inserted into a table source with a stamp other than its transaction's, which runs would take as read."),
+					 errhint("Its owner can create it again: %s",
+							 acdc_stamp_trigger_sql(acdc_rel_qualified_name(relid)))));
 		fix = lappend_oid(fix, relid);
 		states = lappend(states, state);
 	}
@@ -469,4 +513,108 @@ autocdc_stamp_rows_before(PG_FUNCTION_ARGS)
 	autocdc_unbecome(&sw);
 	SPI_finish();
 	PG_RETURN_INT64((int64) stamped);
+}
+
+/*
+ * Summarizes the new block ranges of the BRIN indexes on the stamp, on
+ * the source or each of its partitions, so that a run reads the blocks
+ * holding new rows and not every block since the last VACUUM.  As each
+ * table's owner; skipped where another session holds the lock this takes
+ * (a VACUUM, another run summarizing): no run waits for it.
+ */
+void
+acdc_stamp_summarize(FlowDef *f)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2] = {ObjectIdGetDatum(f->source),
+	CStringGetTextDatum(AUTOCDC_XID_COLUMN)};
+	List	   *tables = NIL,
+			   *indexes = NIL;
+	ListCell   *lt,
+			   *li;
+
+	/* pg_partition_tree() has no row for a table in no partition tree */
+	acdc_spi_exec("SELECT p.relid::pg_catalog.oid, i.indexrelid::pg_catalog.oid "
+				  "  FROM (SELECT $1::pg_catalog.oid AS relid UNION "
+				  "        SELECT r.relid::pg_catalog.oid "
+				  "          FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) r) p "
+				  "  JOIN pg_catalog.pg_index i ON i.indrelid OPERATOR(pg_catalog.=) p.relid "
+				  "  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid "
+				  "  JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam "
+				  "  JOIN pg_catalog.pg_attribute t ON t.attrelid OPERATOR(pg_catalog.=) p.relid "
+				  "       AND t.attname OPERATOR(pg_catalog.=) $2::pg_catalog.name "
+				  " WHERE a.amname OPERATOR(pg_catalog.=) 'brin' AND c.relkind OPERATOR(pg_catalog.=) 'i' "
+				  "   AND i.indkey[0] OPERATOR(pg_catalog.=) t.attnum AND i.indisvalid",
+				  2, argtypes, values, NULL, false);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		tables = lappend_oid(tables, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+																	SPI_tuptable->tupdesc, 1, &isnull)));
+		indexes = lappend_oid(indexes, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+																	  SPI_tuptable->tupdesc, 2, &isnull)));
+	}
+	forboth(lt, tables, li, indexes)
+	{
+		UserSwitch	sw;
+
+		if (!ConditionalLockRelationOid(lfirst_oid(lt), ShareUpdateExclusiveLock))
+			continue;
+		autocdc_become_owner_of(&sw, lfirst_oid(lt));
+		DirectFunctionCall1(brin_summarize_new_values, ObjectIdGetDatum(lfirst_oid(li)));
+		autocdc_unbecome(&sw);
+		UnlockRelationOid(lfirst_oid(lt), ShareUpdateExclusiveLock);
+	}
+}
+
+/*
+ * For the update from 0.1.0: a source's BEFORE INSERT trigger, which
+ * stamped every row, is replaced by the default autocdc._stamp() and the
+ * trigger that refuses a given stamp, and its B-tree on the stamp by a
+ * BRIN index.  Done as the source's owner; partitions follow their
+ * partitioned table.
+ */
+PG_FUNCTION_INFO_V1(autocdc_convert_source);
+
+Datum
+autocdc_convert_source(PG_FUNCTION_ARGS)
+{
+	Oid			source = PG_GETARG_OID(0);
+	AttrNumber	attnum = get_attnum(source, AUTOCDC_XID_COLUMN);
+	char	   *qname = acdc_rel_qualified_name(source);
+	Oid			argtypes[2] = {OIDOID, INT2OID};
+	Datum		values[2] = {ObjectIdGetDatum(source), Int16GetDatum(attnum)};
+	StringInfoData sql;
+	UserSwitch	sw;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DROP TRIGGER IF EXISTS %s ON %s; ", AUTOCDC_STAMP_TRIGGER, qname);
+	if (attnum != InvalidAttrNumber)
+	{
+		appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT autocdc._stamp(); ",
+						 qname, AUTOCDC_XID_COLUMN);
+		/* the B-tree 0.1.0 made: one column, the stamp */
+		acdc_spi_exec("SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' "
+					  "       OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname) "
+					  "  FROM pg_catalog.pg_index i "
+					  "  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid "
+					  "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+					  "  JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam "
+					  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indnatts OPERATOR(pg_catalog.=) 1 "
+					  "   AND i.indkey[0] OPERATOR(pg_catalog.=) $2 AND a.amname OPERATOR(pg_catalog.=) 'btree' "
+					  "   AND i.indexprs IS NULL AND i.indpred IS NULL",
+					  2, argtypes, values, NULL, false);
+		for (uint64 i = 0; i < SPI_processed; i++)
+			appendStringInfo(&sql, "DROP INDEX %s; ", acdc_spi_value(i, 1));
+		appendStringInfo(&sql, "%s %s", acdc_stamp_index_sql(qname),
+						 acdc_stamp_trigger_sql(qname));
+	}
+	autocdc_become_owner_of(&sw, source);
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+	autocdc_unbecome(&sw);
+	SPI_finish();
+	PG_RETURN_VOID();
 }

@@ -44,7 +44,7 @@ SELECT autocdc.create_auto_cdc_flow(
   apply_as_deletes => $$op = 'DELETE'$$,
   except_column_list => ARRAY['business_ts', 'system_ts', 'op'],
   stored_as_scd_type => 'bitemporal', pipeline => 'bt_ref2');
-INSERT INTO quotes_cdc2 SELECT * FROM quotes_cdc ORDER BY system_ts DESC;
+INSERT INTO quotes_cdc2 (company, value, business_ts, system_ts, op) SELECT company, value, business_ts, system_ts, op FROM quotes_cdc ORDER BY system_ts DESC;
 SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bt_ref2');
 (SELECT value, __start_at, __end_at, __system_start_at, __system_end_at FROM quotes2
  EXCEPT SELECT * FROM quotes_rows)
@@ -59,15 +59,15 @@ SELECT autocdc.create_auto_cdc_flow(
   apply_as_deletes => $$op = 'DELETE'$$,
   except_column_list => ARRAY['business_ts', 'system_ts', 'op'],
   stored_as_scd_type => 'bitemporal', pipeline => 'bt_ref3');
-INSERT INTO quotes_cdc3 SELECT * FROM quotes_cdc WHERE system_ts = '12:30:00';
+INSERT INTO quotes_cdc3 (company, value, business_ts, system_ts, op) SELECT company, value, business_ts, system_ts, op FROM quotes_cdc WHERE system_ts = '12:30:00';
 SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bt_ref3');
 SELECT value, __start_at, __end_at, __system_start_at, __system_end_at FROM quotes3 ORDER BY 4, 2;
-INSERT INTO quotes_cdc3 SELECT * FROM quotes_cdc WHERE system_ts = '12:25:00';
+INSERT INTO quotes_cdc3 (company, value, business_ts, system_ts, op) SELECT company, value, business_ts, system_ts, op FROM quotes_cdc WHERE system_ts = '12:25:00';
 SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bt_ref3');
-INSERT INTO quotes_cdc3 SELECT * FROM quotes_cdc WHERE system_ts = '12:20:00';
+INSERT INTO quotes_cdc3 (company, value, business_ts, system_ts, op) SELECT company, value, business_ts, system_ts, op FROM quotes_cdc WHERE system_ts = '12:20:00';
 SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bt_ref3');
 -- the late system events rewrote rows: history is reproducible from the events
-INSERT INTO quotes_cdc3 SELECT * FROM quotes_cdc WHERE system_ts = '10:05:00';
+INSERT INTO quotes_cdc3 (company, value, business_ts, system_ts, op) SELECT company, value, business_ts, system_ts, op FROM quotes_cdc WHERE system_ts = '10:05:00';
 SELECT rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('bt_ref3');
 SELECT count(*) FROM (
   (SELECT value, __start_at, __end_at, __system_start_at, __system_end_at FROM quotes3

@@ -59,7 +59,7 @@ CREATE TABLE ev_all (LIKE ev);
 SELECT autocdc.create_auto_cdc_flow(target => 't_all', source => 'ev_all', keys => ARRAY['id'],
   sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
   columns_to_update => 'cols', pipeline => 'p1_all');
-INSERT INTO ev_all SELECT * FROM ev ORDER BY seq DESC, id;
+INSERT INTO ev_all (id, a, b, c, op, seq, cols) SELECT id, a, b, c, op, seq, cols FROM ev ORDER BY seq DESC, id;
 SELECT rows_read FROM autocdc.run('p1_all');
 SELECT count(*) AS differing FROM (TABLE t EXCEPT TABLE t_all) d;
 
@@ -171,7 +171,7 @@ CREATE TABLE ev2_all (LIKE ev2);
 SELECT autocdc.create_auto_cdc_flow(target => 'h_all', source => 'ev2_all', keys => ARRAY['id'],
   sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op'],
   stored_as_scd_type => 2, columns_to_update => 'cols', pipeline => 'p2_all');
-INSERT INTO ev2_all SELECT * FROM ev2 ORDER BY seq DESC, id;
+INSERT INTO ev2_all (id, a, b, op, seq, cols) SELECT id, a, b, op, seq, cols FROM ev2 ORDER BY seq DESC, id;
 SELECT rows_read FROM autocdc.run('p2_all');
 SELECT count(*) AS differing FROM (TABLE h EXCEPT TABLE h_all) d;
 -- an unknown name

@@ -171,19 +171,19 @@ LANGUAGE sql AS $$
 $$;
 INSERT INTO orders_cdc VALUES (1, 'open', 10, 'U', 1), (2, 'open', 20, 'U', 1), (3, 'done', 30, 'U', 1),
   (4, 'new', 40, 'U', 1);
-INSERT INTO orders_pcdc SELECT * FROM orders_cdc;
+INSERT INTO orders_pcdc (id, status, amount, op, seq) SELECT id, status, amount, op, seq FROM orders_cdc;
 SELECT * FROM run_orders() ORDER BY flow;
 SELECT tableoid::regclass AS part, ctid, * FROM orders ORDER BY id;
 -- 1 is done (moves), 2 gets a new amount (stays), 3 is deleted; orders_p
 -- takes NULLs as "unchanged": 4's status stays, its amount changes.
 INSERT INTO orders_cdc VALUES (1, 'done', 11, 'U', 2), (2, 'open', 21, 'U', 2), (3, NULL, NULL, 'D', 2),
   (4, NULL, 41, 'U', 2);
-INSERT INTO orders_pcdc SELECT * FROM orders_cdc WHERE seq = 2;
+INSERT INTO orders_pcdc (id, status, amount, op, seq) SELECT id, status, amount, op, seq FROM orders_cdc WHERE seq = 2;
 SELECT * FROM run_orders() ORDER BY flow;
 SELECT * FROM show_orders();
 -- 2 moves to the default partition, 1 moves back: moved in two runs running.
 INSERT INTO orders_cdc VALUES (2, 'late', 22, 'U', 3), (1, 'open', 12, 'U', 3);
-INSERT INTO orders_pcdc SELECT * FROM orders_cdc WHERE seq = 3;
+INSERT INTO orders_pcdc (id, status, amount, op, seq) SELECT id, status, amount, op, seq FROM orders_cdc WHERE seq = 3;
 SELECT * FROM run_orders() ORDER BY flow;
 SELECT * FROM show_orders();
 -- A truncate at 5 and an upsert of 2 after it (orders_p); a late update of

@@ -56,8 +56,9 @@ DROP EXTENSION autocdc CASCADE;
 RESET client_min_messages;
 
 -- Left: the targets with their rows, and on the sources the column
--- __autocdc_xid with its default and index (the trigger went with the
--- extension).
+-- __autocdc_xid with its stamps (its default, index and trigger went with
+-- the extension's function and operator class; a flow made again puts
+-- them back).
 SELECT * FROM ri_t1 ORDER BY id;
 SELECT * FROM ri_t2 ORDER BY id, __start_at;
 SELECT id, v, __start_at::text, __end_at::text FROM ri_t3 ORDER BY id, __start_at;

@@ -95,15 +95,18 @@ INSERT INTO chain_src VALUES (1, 'one', 1), (2, 'two', 1);
 SELECT flow, rows_read, rows_upserted FROM autocdc.run('chain');
 SELECT * FROM chain_end ORDER BY id;
 SELECT flow, rows_read, rows_upserted FROM autocdc.run('chain');
--- Every inserted row is stamped by a trigger (enabled ALWAYS, so rows that
--- logical replication applies too): rows copied with INSERT ... SELECT * from
--- another source carry no stale transaction id and are read.
-SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'src'::regclass;
+-- Every inserted row is stamped by the column's default; a trigger (AFTER
+-- INSERT, enabled ALWAYS, so rows that logical replication applies too)
+-- refuses rows copied with INSERT ... SELECT * from another source, whose
+-- stale transaction ids would look already read.  Named columns are read.
+SELECT tgname, tgenabled, pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'src'::regclass;
 CREATE TABLE src_copy (LIKE src);
 SELECT autocdc.create_auto_cdc_flow(target => 'tgt_copy', source => 'src_copy', keys => ARRAY['id'],
   sequence_by => 'seq', except_column_list => ARRAY['seq'], pipeline => 'copy');
 SELECT rows_read FROM autocdc.run('copy');
 INSERT INTO src_copy SELECT * FROM src;
+SELECT count(*) FROM src_copy;
+INSERT INTO src_copy (id, v, seq) SELECT id, v, seq FROM src;
 SELECT rows_read FROM autocdc.run('copy');
 
 -- A checkpoint from another cluster (a dump restored elsewhere) is refused,

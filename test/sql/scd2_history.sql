@@ -52,7 +52,7 @@ SELECT id, status, __start_at, __end_at FROM h WHERE id = 5 ORDER BY __start_at;
 INSERT INTO ev VALUES (6, 'PENDING', 'Antalya', 'U', 10), (6, 'ACTIVE', 'Antalya', 'U', 20),
   (6, 'ACTIVE', 'Izmir', 'U', 30), (6, 'SUSPENDED', 'Ankara', 'U', 40), (6, NULL, NULL, 'D', 50);
 SELECT rows_read, rows_upserted FROM autocdc.run('hist');
-INSERT INTO ev SELECT * FROM ev WHERE id = 6;
+INSERT INTO ev (id, status, note, op, seq) SELECT id, status, note, op, seq FROM ev WHERE id = 6;
 SELECT rows_read, rows_upserted, rows_deleted, rows_skipped FROM autocdc.run('hist');
 SELECT id, status, note, __start_at, __end_at FROM h WHERE id = 6 ORDER BY __start_at;
 

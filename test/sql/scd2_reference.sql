@@ -45,11 +45,11 @@ SELECT autocdc.create_auto_cdc_flow(
   except_column_list => ARRAY['operation', 'sequenceNum'],
   stored_as_scd_type => 2, track_history_column_list => ARRAY['name'],
   pipeline => 'ref2_rev');
-INSERT INTO users_cdc_rev SELECT * FROM users_cdc WHERE sequenceNum >= 5;
+INSERT INTO users_cdc_rev (userId, name, city, operation, sequenceNum) SELECT userId, name, city, operation, sequenceNum FROM users_cdc WHERE sequenceNum >= 5;
 SELECT rows_read, status FROM autocdc.run('ref2_rev');
-INSERT INTO users_cdc_rev SELECT * FROM users_cdc WHERE sequenceNum = 2;
+INSERT INTO users_cdc_rev (userId, name, city, operation, sequenceNum) SELECT userId, name, city, operation, sequenceNum FROM users_cdc WHERE sequenceNum = 2;
 SELECT rows_read, status FROM autocdc.run('ref2_rev');
-INSERT INTO users_cdc_rev SELECT * FROM users_cdc WHERE sequenceNum = 1;
+INSERT INTO users_cdc_rev (userId, name, city, operation, sequenceNum) SELECT userId, name, city, operation, sequenceNum FROM users_cdc WHERE sequenceNum = 1;
 SELECT rows_read, status FROM autocdc.run('ref2_rev');
 SELECT userId, name, city, __START_AT, __END_AT FROM users_rev ORDER BY userId, __START_AT;
 

@@ -56,12 +56,15 @@ INSERT INTO src_renamed (id, b, a, op, seq) VALUES (7, '7', 'seven', 'U', 1);
 SELECT flow, target, rows_upserted, status FROM autocdc.run('chg');
 SELECT source, target FROM autocdc.flows WHERE pipeline = 'chg';
 
--- autocdc's own column or its state removed by hand: a clear error.
+-- autocdc's own column or its state removed by hand: a clear error.  The
+-- trigger depends on the column: it goes only with CASCADE.
 ALTER TABLE src_renamed DROP COLUMN __autocdc_xid;
+ALTER TABLE src_renamed DROP COLUMN __autocdc_xid CASCADE;
 INSERT INTO src_renamed (id, b, a, op, seq) VALUES (8, '8', 'eight', 'U', 1);
 SELECT rows_upserted, status FROM autocdc.run('chg');
 -- Following the hint recovers.
-ALTER TABLE src_renamed ADD COLUMN __autocdc_xid xid8 DEFAULT pg_catalog.pg_current_xact_id();
+ALTER TABLE src_renamed ADD COLUMN __autocdc_xid xid8 DEFAULT autocdc._stamp();
+CREATE TRIGGER __autocdc_stamp_xid AFTER INSERT ON chg.src_renamed FOR EACH ROW WHEN (autocdc._stamp_given(NEW.__autocdc_xid)) EXECUTE FUNCTION autocdc._refuse_given_stamp(); ALTER TABLE chg.src_renamed ENABLE ALWAYS TRIGGER __autocdc_stamp_xid;
 INSERT INTO src_renamed (id, b, a, op, seq) VALUES (8, '8', 'eight', 'U', 1);
 SELECT rows_read, rows_upserted, status FROM autocdc.run('chg', full_refresh => true);
 SELECT state_table AS state FROM autocdc.target WHERE target = 'tgt_renamed'::regclass \gset

@@ -91,7 +91,8 @@ SELECT autocdc.create_auto_cdc_flow(target => 'un_tgt2', source => 'un_src', key
 SELECT rows_read, rows_upserted FROM autocdc.run('uninstall');
 
 -- What DROP EXTENSION autocdc CASCADE leaves on a source, and the SQL that
--- removes it afterwards (the trigger went with the extension).
+-- removes it afterwards: the column (its default, index and trigger went
+-- with the extension).
 SET client_min_messages = warning;
 DROP EXTENSION autocdc CASCADE;
 RESET client_min_messages;

@@ -351,13 +351,31 @@ my $all_ok = join("\n", $ok_p, 'f1:success', '1 a2 10', ($ok_p) x 2,
 
 SKIP:
 {
-	skip "no 0.1.0 build: $no_old", 20 if $no_old;
+	skip "no 0.1.0 build: $no_old", 23 if $no_old;
 	$node->safe_psql($new, $setup);
 	is($node->safe_psql($new, $first_run), $first_ok, '0.2.0 runs them the same from the start');
 	$node->safe_psql($new, $before_update);
 
 	is($node->safe_psql($up, $runs), $all_ok, 'the updated database runs every flow');
 	is($node->safe_psql($new, $runs), $all_ok, 'so does the fresh one');
+
+	# The sources were converted: the stamp's default, its BRIN index and
+	# the AFTER INSERT trigger in place of 0.1.0's B-tree and BEFORE trigger.
+	my $prepared = q{
+	SELECT string_agg(concat_ws(' ', n.nspname || '.' || c.relname, pg_get_expr(d.adbin, d.adrelid),
+	         (SELECT string_agg(pg_get_indexdef(i.indexrelid), '; ' ORDER BY 1) FROM pg_index i
+	           WHERE i.indrelid = c.oid AND i.indkey[0] = a.attnum),
+	         (SELECT string_agg(pg_get_triggerdef(t.oid) || ' ' || t.tgenabled::text, '; ' ORDER BY 1)
+	            FROM pg_trigger t WHERE t.tgrelid = c.oid AND NOT t.tgisinternal)), E'\n' ORDER BY 1)
+	  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = '__autocdc_xid' AND NOT a.attisdropped
+	  LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+	 WHERE n.nspname IN ('u', 'alice') AND c.relkind IN ('r', 'p')};
+	my $prepared_up = $node->safe_psql($up, $prepared);
+	like($prepared_up, qr/^u\.s1 autocdc\._stamp\(\) CREATE INDEX \S+ ON u\.s1 USING brin \(__autocdc_xid autocdc\.xid8_minmax_ops\) CREATE TRIGGER __autocdc_stamp_xid AFTER INSERT /m,
+		'an updated source has the default, the BRIN index and the AFTER INSERT trigger');
+	unlike($prepared_up, qr/btree|BEFORE INSERT/, 'and no B-tree on the stamp nor BEFORE INSERT trigger left');
+	is($prepared_up, $node->safe_psql($new, $prepared), 'every source as in the fresh database');
 
 	# Every target, as sorted text, and every flow's bookkeeping but for times
 	# and snapshots.
