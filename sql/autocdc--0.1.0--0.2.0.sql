@@ -774,8 +774,8 @@ COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, tar
 -- made by 0.2.0 keeps it in its own column __autocdc_sequence, and its
 -- state keeps rows only for tombstones and partial-update columns; a target
 -- from 0.1.0 keeps it in the state, a row per key.  held_rows: such a new
--- target held rows after autocdc last wrote it (a target found empty then
--- was emptied by hand).
+-- SCD 1 target, or an SCD 2 target, held rows after autocdc last wrote it
+-- (a target found empty then was emptied by hand).
 ALTER TABLE autocdc.target
   ADD COLUMN sequence_in_target boolean NOT NULL DEFAULT false,
   ADD COLUMN held_rows boolean NOT NULL DEFAULT false;

@@ -166,9 +166,11 @@ acdc_scd2_add_history_columns(FlowSpec *spec)
 }
 
 /*
- * The event store: every distinct event read, so that a late event can be
- * folded into history exactly, including the updates that were absorbed in
- * place or changed nothing when they came.  __autocdc_inherit lists the
+ * The event store: every distinct event read that the history cannot give
+ * back (all but the upserts that start a version alone, which its row
+ * holds), so that a late event can be folded into history exactly,
+ * including the updates that were absorbed in place or changed nothing
+ * when they came.  __autocdc_inherit lists the
  * columns an upsert leaves to the previous version (partial-update NULLs,
  * columns its flow does not write).
  */
@@ -197,8 +199,42 @@ acdc_scd2_create_event_store(FlowSpec *spec, Oid owner)
 }
 
 /*
+ * SCD 2: the upserts the store lacks, the starts of versions no other event
+ * falls in, from the target's rows, which hold them exactly.
+ */
+static void
+store_version_starts(FlowSpec *spec, Oid events, const char *qevents)
+{
+	List	   *all = list_concat_copy(spec->keys,
+									   acdc_event_store_value_columns(events, spec->keys));
+	StringInfoData sql;
+	ListCell   *lc;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", qevents);
+	acdc_append_column_list(&sql, all, NULL);
+	appendStringInfoString(&sql, ", __autocdc_seq, __autocdc_kind) SELECT ");
+	acdc_append_column_list(&sql, all, "t");
+	appendStringInfo(&sql, ", t.__start_at, 'u' FROM %s t WHERE NOT EXISTS (SELECT FROM %s s WHERE ",
+					 acdc_rel_qualified_name(spec->target), qevents);
+	foreach(lc, spec->keys)
+	{
+		const char *k = quote_identifier(lfirst(lc));
+
+		acdc_append_seq_cmp(&sql, psprintf("s.%s", k), "=", psprintf("t.%s", k),
+							get_atttype(spec->target, get_attnum(spec->target, lfirst(lc))));
+		appendStringInfoString(&sql, " AND ");
+	}
+	acdc_append_seq_cmp(&sql, "s.__autocdc_seq", "=", "t.__start_at",
+						get_atttype(events, get_attnum(events, "__autocdc_seq")));
+	appendStringInfoChar(&sql, ')');
+	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+}
+
+/*
  * A later flow may write columns earlier flows did not: the store gets
- * them, and the events stored so far leave them to the previous version.
+ * them, and the events so far (SCD 2: stored first, when only the target
+ * held them) leave them to the previous version.
  */
 void
 acdc_scd2_extend_event_store(FlowSpec *spec, Oid events)
@@ -206,12 +242,17 @@ acdc_scd2_extend_event_store(FlowSpec *spec, Oid events)
 	ListCell   *lc;
 	char	   *qevents = acdc_rel_qualified_name(events);
 	UserSwitch	sw;
+	bool		starts_stored = spec->scd_type == ACDC_BITEMPORAL;
+
 	/* the store holds rows now: what ALTER and UPDATE set off runs as its owner */
 	autocdc_become_owner_of(&sw, events);
 	foreach(lc, spec->columns)
 	{
 		if (get_attnum(events, lfirst(lc)) != InvalidAttrNumber)
 			continue;
+		if (!starts_stored)
+			store_version_starts(spec, events, qevents);
+		starts_stored = true;
 		acdc_spi_exec(psprintf("ALTER TABLE %s ADD COLUMN %s; "
 						  "UPDATE %s SET __autocdc_inherit = "
 						  "pg_catalog.array_append(__autocdc_inherit, %s::pg_catalog.text) "

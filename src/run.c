@@ -182,7 +182,7 @@ check_target_not_emptied(FlowDef *f)
 {
 	acdc_spi_exec(psprintf("SELECT NOT EXISTS (SELECT 1 FROM %s) AND (%s OR EXISTS (SELECT 1 FROM %s WHERE %s))",
 					  acdc_rel_qualified_name(f->target),
-					  f->seq_in_target && f->held_rows ? "true" : "false",
+					  (f->seq_in_target || f->scd_type == 2) && f->held_rows ? "true" : "false",
 					  acdc_rel_qualified_name(f->state),
 					  ACDC_KEEPS_EVENTS(f->scd_type) ? "__autocdc_kind OPERATOR(pg_catalog.=) 'u'"
 					  : "__autocdc_deleted_at IS NULL"),
@@ -421,8 +421,10 @@ run_flow_inner(FlowResult *r, bool refresh)
 			break;
 	}
 	held = f->held_rows;
-	if (f->seq_in_target && !ACDC_KEEPS_EVENTS(f->scd_type) &&
-		(held ? r->counts.deleted > 0 : r->counts.upserted > 0))
+	/* SCD 2 history keeps its rows: only the first versions change it */
+	if ((f->seq_in_target && !ACDC_KEEPS_EVENTS(f->scd_type) &&
+		 (held ? r->counts.deleted > 0 : r->counts.upserted > 0)) ||
+		(f->scd_type == 2 && !held && r->counts.upserted > 0))
 	{
 		acdc_spi_exec(psprintf("SELECT EXISTS (SELECT 1 FROM %s)", acdc_rel_qualified_name(f->target)),
 				 0, NULL, NULL, NULL, false);

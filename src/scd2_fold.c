@@ -4,8 +4,11 @@
  *	  (events.c) folded, chunk of keys by chunk, with what is stored
  *	  (scd2_stored.c), the versions that changed written (scd2_write.c).
  *
- * Every distinct event read is kept in the target's event store.  For each
- * key the run touches, history is folded again from a point where nothing
+ * Every distinct event read is kept: in the target's event store, or, for
+ * an upsert that sets every column and starts a version no other event
+ * falls in, as that version's row, from which the fold reads it back
+ * (scd2_stored.c) and which the writes store once another event joins it
+ * (scd2_write.c).  For each key the run touches, history is folded again from a point where nothing
  * before can matter: from its open version when every new event comes
  * after everything stored, else from the last stored delete before the
  * earliest new event (nothing crosses a delete).  The fold walks the key's
@@ -149,6 +152,7 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 			x->key = key;
 			x->kind = acdc_events_kind(ev, slot);
 			x->fresh = true;
+			x->in_store = false;
 			x->seq = slot->tts_values[ev->seq_att];
 			/*
 			 * A bitemporal sequence, read while its row is at hand, into
@@ -223,6 +227,7 @@ acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 	Datum	   *prev = NULL;	/* previous upsert's values in the group */
 	bool	   *prev_null = NULL;
 	Version    *cur = NULL;
+	Ev		   *first = NULL;	/* the event that started cur */
 
 	for (int j = 0; j < F->nvals; j++)
 		run_null[j] = true;
@@ -233,6 +238,7 @@ acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 		bool	   *nulls;
 		bool		starts;
 
+		e->alone = false;
 		if (e->kind == 'd')
 		{
 			if (cur)
@@ -284,7 +290,11 @@ acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 			cur->key = e->key;
 			cur->start = e->seq;
 			cur->open = true;
+			first = e;
+			first->alone = true;
 		}
+		else
+			first->alone = false;
 		cur->keys = e->keys;
 		cur->vals = vals;
 		cur->nulls = nulls;
@@ -370,6 +380,14 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 	fold2_setup(&F, f, c);
 	if (f->scd_type == ACDC_BITEMPORAL)
 		acdc_bt_setup(&F);
+	else
+	{
+		/* a first run, say: then no lookup per key finds anything */
+		acdc_spi_exec(psprintf("SELECT NOT EXISTS (SELECT FROM %s) AND NOT EXISTS (SELECT FROM %s)",
+							   c->qtarget, c->qevents),
+					  0, NULL, NULL, NULL, false);
+		F.all_new = acdc_spi_bool(0, 1);
+	}
 	counts->read = ev->nread;
 	counts->upserted = counts->deleted = counts->skipped = 0;
 	chunk_cxt = AllocSetContextCreate(ev->cxt, "autocdc SCD 2 chunk",
@@ -417,7 +435,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 		}
 		INSTR_TIME_SET_CURRENT(t[3]);
 		acdc_progress_phase(ACDC_PHASE_WRITING);
-		acdc_write_all(&F, old, nold, nv, nnew, counts);
+		acdc_write_all(&F, inp, ninp, old, nold, nv, nnew, counts);
 		acdc_progress_add_rows(counts->upserted + counts->deleted - written);
 		INSTR_TIME_SET_CURRENT(t[0]);
 		INSTR_TIME_SUBTRACT(t[0], t[3]);

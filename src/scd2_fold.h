@@ -23,7 +23,9 @@ typedef struct Ev
 {
 	uint32		key;			/* key number */
 	char		kind;			/* 'u', 'd', or 'a': the open version as an anchor */
-	bool		fresh;			/* read in this run and not stored */
+	bool		fresh;			/* read in this run and not applied before */
+	bool		in_store;		/* the event store holds it */
+	bool		alone;			/* the fold: it starts a version no other event falls in */
 	Bitmapset  *inherit;		/* 'u': value columns left to inherit */
 	Datum		seq;
 	Datum	   *keys;			/* the key as this event spells it */
@@ -53,7 +55,8 @@ typedef struct KeyMode
 	bool		touched;		/* has a new event */
 	bool		anchored;		/* in order after its open version */
 	bool		has_pdel;
-	Datum		max_stored;		/* the highest stored sequence */
+	bool		anchor_stored;	/* the open version's start event is in the store */
+	Datum		max_stored;		/* the highest applied sequence: stored, or the open version's start */
 	Datum		smin;			/* earliest new event */
 	Datum		pdel;			/* last stored delete before smin */
 	Version    *openv;			/* the open version, or NULL */
@@ -83,6 +86,7 @@ typedef struct Fold2
 	uint64		nevs;
 	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
 	struct BtFold *bt;			/* a bitemporal target's (bitemp_fold.c), or NULL */
+	bool		all_new;		/* target and store were empty when the run began */
 } Fold2;
 
 
@@ -113,8 +117,8 @@ extern void acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp,
 
 /* scd2_write.c */
 extern void acdc_write_new_events(Fold2 *F, FlowCounts *counts);
-extern void acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv,
-					  uint64 nnew, FlowCounts *counts);
+extern void acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
+					  Version *nv, uint64 nnew, FlowCounts *counts);
 
 /* scd2_fold.c: one key's events (sorted) into versions, appended to out */
 extern void acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout);

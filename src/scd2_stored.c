@@ -125,6 +125,9 @@ acdc_read_keys(Fold2 *F)
 	SPITupleTable *tt;
 
 	F->modes = palloc_extended(sizeof(KeyMode) * Max(F->nkeysets, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	/* nothing stored: every key is new (chunks hold distinct keys) */
+	if (F->all_new)
+		return;
 	register_chunk_keys(F);
 
 	/* the open version by the partial unique index, the highest sequence by the store's key */
@@ -165,31 +168,45 @@ acdc_read_keys(Fold2 *F)
 		m->has_max = !isnull;
 		if (!isnull)
 			m->max_stored = datumCopy(d, seqatt->attbyval, seqatt->attlen);
+		if (m->openv == NULL || F->bt)
+			continue;
+
+		/*
+		 * The store lacks only lone version starts (acdc_write_all), so
+		 * the open version's start is stored if anything at or after it
+		 * is, and it is the key's highest applied event if nothing is.
+		 */
+		m->anchor_stored = m->has_max &&
+			events_seq_cmp(F->ev, m->max_stored, m->openv->start) >= 0;
+		if (!m->anchor_stored)
+		{
+			m->has_max = true;
+			m->max_stored = m->openv->start;
+		}
 	}
 }
 
 /*
- * The batch's events already in the store must be the same events; they
- * are not new.  Raises conflict_applied on a difference.
+ * The chunk's events at or below their key's highest applied sequence that
+ * are still fresh, as the relation "name" (a literal): (__autocdc_i, keys,
+ * __autocdc_seq).  Returns false when there is none.
  */
-void
-acdc_check_stored(Fold2 *F)
+static bool
+register_applied_candidates(Fold2 *F, const char *name)
 {
-	FlowDef    *f = F->f;
 	TupleDesc	desc = acdc_rel_keyed_desc(F->ev->desc, F->ev->nkeys, "__autocdc_i", 1);
 	BatchRelation ev2;
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
-	StringInfoData sql;
-	SPITupleTable *tt;
 
 	acdc_seq_entry(F, desc, desc->natts, "__autocdc_seq");
-	acdc_batch_relation_begin(&ev2, "__autocdc_ev2", desc);
+	acdc_batch_relation_begin(&ev2, name, desc);
 	for (uint64 i = 0; i < F->nevs; i++)
 	{
 		KeyMode    *m = &F->modes[F->evs[i].key];
 
-		if (!m->has_max || events_seq_cmp(F->ev, F->evs[i].seq, m->max_stored) > 0)
+		if (!F->evs[i].fresh || !m->has_max ||
+			events_seq_cmp(F->ev, F->evs[i].seq, m->max_stored) > 0)
 			continue;
 		acdc_put_key(F, F->evs[i].key, NULL, values, nulls);
 		values[0] = Int32GetDatum((int32) i);
@@ -197,17 +214,30 @@ acdc_check_stored(Fold2 *F)
 		nulls[desc->natts - 1] = false;
 		acdc_batch_relation_put(&ev2, values, nulls);
 	}
-	if (!acdc_batch_relation_register(&ev2))
-		return;
+	return acdc_batch_relation_register(&ev2);
+}
 
-	/* one index lookup per event (OFFSET 0 keeps the lateral a lateral) */
+/*
+ * Looks the candidates up in rel (one index lookup each; OFFSET 0 keeps the
+ * lateral a lateral), at seqcol: in the store, or among the target's
+ * versions, whose starts are the upserts the store lacks.  A match must be
+ * the same event, else conflict_applied; either way it is not new.
+ */
+static void
+check_applied_in(Fold2 *F, const char *cands, const char *rel, const char *seqcol, bool store)
+{
+	StringInfoData sql;
+	SPITupleTable *tt;
+	char	   *col = psprintf("s.%s", seqcol);
+
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT e.__autocdc_i, s.__autocdc_kind, s.__autocdc_inherit%s "
-					 "FROM __autocdc_ev2 e CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
-					 acdc_value_list(F, "s"), F->c->qevents);
-	acdc_append_keys_match(&sql, f, "s", "e");
+	appendStringInfo(&sql, "SELECT e.__autocdc_i, %s%s "
+					 "FROM %s e CROSS JOIN LATERAL (SELECT s.* FROM %s s WHERE ",
+					 store ? "s.__autocdc_kind, s.__autocdc_inherit" : "'u'::pg_catalog.text, NULL::pg_catalog.text[]",
+					 acdc_value_list(F, "s"), cands, rel);
+	acdc_append_keys_match(&sql, F->f, "s", "e");
 	appendStringInfoString(&sql, " AND ");
-	acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "=", "e.__autocdc_seq");
+	acdc_append_flow_seq_cmp(&sql, F->f, col, "=", "e.__autocdc_seq");
 	appendStringInfoString(&sql, " OFFSET 0) s");
 	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	tt = SPI_tuptable;
@@ -235,6 +265,22 @@ acdc_check_stored(Fold2 *F)
 		e->fresh = false;
 	}
 	SPI_freetuptable(tt);
+}
+
+/*
+ * The batch's events already applied must be the same events; they are
+ * not new.  Raises conflict_applied on a difference.
+ */
+void
+acdc_check_stored(Fold2 *F)
+{
+	if (F->all_new || !register_applied_candidates(F, "__autocdc_ev2"))
+		return;
+	check_applied_in(F, "__autocdc_ev2", F->c->qevents, "__autocdc_seq", true);
+	/* a bitemporal store holds every event */
+	if (F->bt || !register_applied_candidates(F, "__autocdc_ev3"))
+		return;
+	check_applied_in(F, "__autocdc_ev3", F->c->qtarget, "__start_at", false);
 }
 
 /*
@@ -273,7 +319,7 @@ acdc_read_modes(Fold2 *F)
 		m->anchored = m->openv != NULL && F->bt == NULL &&
 			(!m->has_max || events_seq_cmp(ev, m->max_stored, m->smin) < 0);
 		/* bitemporal: every stored event of the key (no delete bounds a belief) */
-		if (m->anchored || F->bt)
+		if (m->anchored || F->bt || F->all_new)
 			continue;
 		acdc_put_key(F, e->key, NULL, values, nulls);
 		values[base] = e->seq;
@@ -307,6 +353,8 @@ acdc_read_modes(Fold2 *F)
 		SPI_freetuptable(tt);
 	}
 
+	if (F->all_new)
+		return 0;
 	/* the keys not anchored, with where their fold starts, in the keys' order */
 	acdc_seq_entry(F, mdesc, base + 1, "__autocdc_pdel");
 	acdc_batch_relation_begin(&mode, "__autocdc_mode", mdesc);
@@ -337,6 +385,40 @@ append_mode_lateral(StringInfo sql, Fold2 *F, const char *cols, const char *rel,
 	appendStringInfo(sql, "SELECT m.__autocdc_k, %s FROM __autocdc_mode m CROSS JOIN LATERAL "
 					 "(SELECT %s.ctid, %s.tableoid, %s.* FROM %s %s WHERE ", cols, a, a, a, rel, a);
 	acdc_append_keys_match(sql, F->f, a, "m");
+}
+
+/*
+ * The upserts that started the stored versions and are not in the store
+ * (st[0..nst), stored events): a version whose start the store lacks has
+ * no other event in it (acdc_write_all), so its row holds that upsert's
+ * values and keys exactly.  Returns the new count of st.
+ */
+static uint64
+add_version_starts(Fold2 *F, Ev *st, uint64 nst, Version *vers, uint64 nver)
+{
+	uint64		nstored = nst;
+
+	qsort_arg(st, nstored, sizeof(Ev), ev_order, F);
+	for (uint64 r = 0; r < nver; r++)
+	{
+		Version    *v = &vers[r];
+		Ev		   *e = &st[nst];
+
+		e->key = v->key;
+		e->seq = v->start;
+		if (bsearch_arg(e, st, nstored, sizeof(Ev), ev_order, F) != NULL)
+			continue;
+		e->kind = 'u';
+		e->fresh = false;
+		e->in_store = false;
+		e->inherit = NULL;
+		e->keys = v->keys;
+		e->vals = v->vals;
+		e->nulls = v->nulls;
+		e->row = (Datum) 0;
+		nst++;
+	}
+	return nst;
 }
 
 /*
@@ -398,10 +480,10 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 	F->stored[0] = ev_tt;
 	F->stored[1] = ver_tt;
 
-	/* room for the stored events and versions, an anchor per key, the new events */
+	/* room for the stored events and versions, their starts, an anchor per key, the new events */
 	*old = palloc_extended(sizeof(Version) * (nver + F->nkeysets + 1), MCXT_ALLOC_HUGE);
-	st = palloc_extended(sizeof(Ev) * (nev + F->nkeysets + 1), MCXT_ALLOC_HUGE);
-	*inp = palloc_extended(sizeof(Ev) * (nev + F->nkeysets + F->nevs + 1), MCXT_ALLOC_HUGE);
+	st = palloc_extended(sizeof(Ev) * (nev + nver + F->nkeysets + 1), MCXT_ALLOC_HUGE);
+	*inp = palloc_extended(sizeof(Ev) * (nev + nver + F->nkeysets + F->nevs + 1), MCXT_ALLOC_HUGE);
 	*nold = 0;
 	*ninp = 0;
 	for (uint64 r = 0; r < nver; r++)
@@ -430,11 +512,13 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 		e->seq = heap_getattr(tup, 2, ev_tt->tupdesc, &isnull);
 		e->kind = TextDatumGetCString(heap_getattr(tup, 3, ev_tt->tupdesc, &isnull))[0];
 		e->fresh = false;
+		e->in_store = true;
 		inh = heap_getattr(tup, 4, ev_tt->tupdesc, &isnull);
 		e->inherit = acdc_inherit_mask(F, inh, isnull, NULL, &same);
 		deform_values(F, tup, ev_tt->tupdesc, 5, &e->vals, &e->nulls);
 		e->keys = deform_keys(F, tup, ev_tt->tupdesc, 5 + F->nvals);
 	}
+	nst = add_version_starts(F, st, nst, *old, *nold);
 	for (uint32 k = 0; k < F->nkeysets; k++)
 	{
 		KeyMode    *m = &F->modes[k];
@@ -448,6 +532,7 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 		e->seq = m->openv->start;
 		e->kind = 'a';
 		e->fresh = false;
+		e->in_store = m->anchor_stored;
 		e->inherit = NULL;
 		e->keys = m->openv->keys;
 		e->vals = m->openv->vals;

@@ -136,9 +136,25 @@ put_keyed_values(Fold2 *F, uint32 key, Datum *keys, Datum *vals, bool *vnulls,
 	return at;
 }
 
-/* The chunk's new events into the store. */
-void
-acdc_write_new_events(Fold2 *F, FlowCounts *counts)
+/*
+ * What the store must hold of a folded event (SCD 2): all but an upsert
+ * that sets every column and starts a version alone, which the target's
+ * row of that version holds.
+ */
+static bool
+must_store(Ev *e)
+{
+	return !e->in_store &&
+		(e->kind == 'd' || !e->alone || !bms_is_empty(e->inherit));
+}
+
+/*
+ * Events into the store: the chunk's new events (every one, for a
+ * bitemporal target), or (evs) those of the SCD 2 fold's input that it must
+ * now hold.  The chunk's events that are not new are counted skipped.
+ */
+static void
+write_events(Fold2 *F, Ev *evs, uint64 nevs, FlowCounts *counts)
 {
 	int			nk = F->ev->nkeys;
 	BatchRelation newev;
@@ -146,6 +162,7 @@ acdc_write_new_events(Fold2 *F, FlowCounts *counts)
 	int			natts = 1 + nk + F->nvals + 3;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
+	uint64		nfresh = 0;
 
 	acdc_init_value_entries(F, edesc, 2 + nk);
 	acdc_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
@@ -153,12 +170,20 @@ acdc_write_new_events(Fold2 *F, FlowCounts *counts)
 	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
 	acdc_batch_relation_begin(&newev, "__autocdc_newev", edesc);
 	for (uint64 k = 0; k < F->nevs; k++)
+		nfresh += F->evs[k].fresh;
+	if (evs == NULL)
 	{
-		Ev		   *e = &F->evs[k];
-		char		kind[2] = {e->kind, '\0'};
+		evs = F->evs;
+		nevs = F->nevs;
+	}
+	for (uint64 k = 0; k < nevs; k++)
+	{
+		Ev		   *e = &evs[k];
+		/* an anchor is its version's start upsert */
+		char		kind[2] = {e->kind == 'a' ? 'u' : e->kind, '\0'};
 		int			at;
 
-		if (!e->fresh)
+		if (evs == F->evs ? !e->fresh : !must_store(e))
 			continue;
 		at = put_keyed_values(F, e->key, e->keys, e->vals, e->nulls, values, nulls);
 		values[at] = e->seq;
@@ -176,13 +201,23 @@ acdc_write_new_events(Fold2 *F, FlowCounts *counts)
 							   acdc_value_list(F, NULL), acdc_validate_prefixed_keys(F->f, "x"),
 							   acdc_value_list(F, "x"), newev.name),
 					  0, NULL, NULL, NULL, false);
-	counts->skipped += F->nread - newev.n;
+	counts->skipped += F->nread - nfresh;
 }
 
-/* The new events into the store, then the changed versions. */
+/* The chunk's new events into the store (a bitemporal target keeps them all). */
 void
-acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
-		  FlowCounts *counts)
+acdc_write_new_events(Fold2 *F, FlowCounts *counts)
+{
+	write_events(F, NULL, 0, counts);
+}
+
+/*
+ * The events the store must now hold (of the fold's input, inp), then the
+ * changed versions.
+ */
+void
+acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
+			   Version *nv, uint64 nnew, FlowCounts *counts)
 {
 	int			nk = F->ev->nkeys;
 	BatchRelation ins,
@@ -202,7 +237,7 @@ acdc_write_all(Fold2 *F, Version *old, uint64 nold, Version *nv, uint64 nnew,
 	bool		by_keys = F->by_keys;
 	char	   *match;
 
-	acdc_write_new_events(F, counts);
+	write_events(F, inp, ninp, counts);
 
 	/* the new versions against the stored, by key and start */
 	acdc_init_value_entries(F, idesc, 2 + nk);

@@ -95,7 +95,8 @@ BEGIN
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_n') r ORDER BY 1;
   RETURN QUERY SELECT r.flow, r.rows_read, r.rows_upserted, r.rows_skipped, r.status FROM autocdc.run('bf_nsql') r ORDER BY 1;
 END $$;
--- the event stores of n2_c and n2_sql, as the keys are spelled there
+-- the event stores of n2_c and n2_sql, as the keys are spelled there (empty
+-- while every upsert starts a version alone: the target's rows hold those)
 CREATE FUNCTION stored_events() RETURNS TABLE (fold text, id numeric, seq int) LANGUAGE plpgsql AS $$
 BEGIN
   RETURN QUERY EXECUTE format('SELECT ''c'', id, __autocdc_seq FROM %s UNION ALL SELECT ''sql'', id, __autocdc_seq FROM %s ORDER BY 1, 2, 3',

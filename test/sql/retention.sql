@@ -60,6 +60,7 @@ SELECT autocdc.create_auto_cdc_flow(target => 'ret_h_purged', source => 'ret_h_s
 INSERT INTO ret_h_src VALUES (1, 'a', 1, NULL), (1, 'b', 3, NULL), (1, NULL, 5, 'D'), (2, 'x', 1, NULL);
 SELECT flow, rows_upserted FROM autocdc.run('ret_h') ORDER BY flow;
 SELECT flow, rows_read FROM autocdc.run('ret_h') ORDER BY flow;
+-- Stored: the delete; each upsert started a version alone, which its row holds.
 SELECT target, ret_r_count(format('SELECT count(*), count(*) FILTER (WHERE __autocdc_stored_at IS NULL) FROM %s',
                               state_table)) AS events_and_floors
   FROM autocdc.target WHERE target IN ('ret_h_kept'::regclass, 'ret_h_purged'::regclass) ORDER BY target::text;

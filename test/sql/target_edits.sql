@@ -58,13 +58,14 @@ SELECT * FROM run_both();
 SELECT * FROM te_c1 ORDER BY id;
 SELECT * FROM te_h ORDER BY id, __start_at;
 
--- Newer events: the hand-deleted key 2 comes back (SCD 2: with its history
--- from the stored events), the hand-inserted key 9 is overwritten (SCD 2:
--- its open version is closed), key 8's hand-made closed version, which no
--- event supports, is replaced by the history its events fold to.  An event
--- older than the hand-edited key 1's row leaves an SCD 1 row alone; SCD 2
--- folds it into key 1's history from the stored events, whose values
--- replace the edit.
+-- Newer events: the hand-deleted key 2 comes back (SCD 2: from its new
+-- event alone, because a version that started alone is kept only as its
+-- row, and that row was deleted), the hand-inserted key 9 is overwritten
+-- (SCD 2: its open version is closed), and key 8's hand-made version is
+-- taken as the upsert that started it and is closed by the key's event.
+-- An event older than the hand-edited key 1's row leaves an SCD 1 row
+-- alone; SCD 2 folds it into key 1's history, where the edited row stands
+-- for the upsert it started with.
 INSERT INTO src (id, v, seq) VALUES (2, 'b2', 20), (9, 'i', 20), (8, 'h8', 20), (1, 'late', 5);
 SELECT * FROM run_both();
 SELECT * FROM te_c1 ORDER BY id;
@@ -83,7 +84,8 @@ SELECT * FROM folds_differ;
 
 -- SCD 2, a closed version deleted by hand: the key's next event folds from
 -- its open version and leaves the gap; a late event before the gap folds
--- that part of the history again from the stored events, which restores it.
+-- that part of the history again from what is kept.  The deleted version
+-- had started alone, so only its row held it, and it stays deleted.
 DELETE FROM te_h WHERE id = 2 AND __end_at IS NOT NULL;
 DELETE FROM te_h_sql WHERE id = 2 AND __end_at IS NOT NULL;
 INSERT INTO src (id, v, seq) VALUES (2, 'b3', 30);

@@ -231,13 +231,20 @@ BEGIN
     ('scd1 row sequence is not its last upsert',
      'SELECT count(*) FROM tgt1 t JOIN (SELECT id, max(seq) AS m FROM src WHERE op <> ''D'' GROUP BY id) m USING (id)
        WHERE t.__autocdc_sequence IS DISTINCT FROM m.m'),
-    -- SCD 2: the event store holds exactly the distinct events of the source
+    -- SCD 2: the event store, with the versions it lacks the start of (each
+    -- the row of the one upsert in it), holds exactly the distinct events of
+    -- the source
     ('scd2 event store rows not in the source',
      'SELECT count(*) FROM (SELECT id, __autocdc_seq, __autocdc_kind, CASE WHEN __autocdc_kind = ''u'' THEN ROW(name, city, amount)::text END FROM $events2
         EXCEPT ALL SELECT DISTINCT id, seq, CASE WHEN op = ''D'' THEN ''d'' ELSE ''u'' END, CASE WHEN op <> ''D'' THEN ROW(name, city, amount)::text END FROM src) d'),
-    ('scd2 source events not in the event store',
+    ('scd2 source events not kept',
      'SELECT count(*) FROM (SELECT DISTINCT id, seq, CASE WHEN op = ''D'' THEN ''d'' ELSE ''u'' END, CASE WHEN op <> ''D'' THEN ROW(name, city, amount)::text END FROM src
-        EXCEPT ALL SELECT id, __autocdc_seq, __autocdc_kind, CASE WHEN __autocdc_kind = ''u'' THEN ROW(name, city, amount)::text END FROM $events2) d'),
+        EXCEPT ALL (SELECT id, __autocdc_seq, __autocdc_kind, CASE WHEN __autocdc_kind = ''u'' THEN ROW(name, city, amount)::text END FROM $events2
+          UNION ALL SELECT id, __start_at, ''u'', ROW(name, city, amount)::text FROM tgt2 t
+            WHERE NOT EXISTS (SELECT FROM $events2 e WHERE e.id = t.id AND e.__autocdc_seq = t.__start_at))) d'),
+    ('scd2 version kept as its row only holds other events',
+     'SELECT count(*) FROM tgt2 t WHERE NOT EXISTS (SELECT FROM $events2 e WHERE e.id = t.id AND e.__autocdc_seq = t.__start_at)
+        AND EXISTS (SELECT FROM src s WHERE s.id = t.id AND s.seq > t.__start_at AND (t.__end_at IS NULL OR s.seq < t.__end_at))'),
     -- SCD 2 history: non-empty intervals, no overlap, only the last version open
     ('scd2 empty or reversed versions',
      'SELECT count(*) FROM tgt2 WHERE __end_at <= __start_at'),
