@@ -198,6 +198,22 @@ acdc_scd2_create_event_store(FlowSpec *spec, Oid owner)
 	return acdc_define_create_aux_table(spec, sql.data, sname, "events", owner);
 }
 
+/* "s.k1 = t.k1 AND ... AND ", by the key types' equality */
+static void
+append_keys_equal(StringInfo sql, FlowSpec *spec)
+{
+	ListCell   *lc;
+
+	foreach(lc, spec->keys)
+	{
+		const char *k = quote_identifier(lfirst(lc));
+
+		acdc_append_seq_cmp(sql, psprintf("s.%s", k), "=", psprintf("t.%s", k),
+							get_atttype(spec->target, get_attnum(spec->target, lfirst(lc))));
+		appendStringInfoString(sql, " AND ");
+	}
+}
+
 /*
  * SCD 2: the upserts the store lacks, the starts of versions no other event
  * falls in, from the target's rows, which hold them exactly.
@@ -208,7 +224,6 @@ store_version_starts(FlowSpec *spec, Oid events, const char *qevents)
 	List	   *all = list_concat_copy(spec->keys,
 									   acdc_event_store_value_columns(events, spec->keys));
 	StringInfoData sql;
-	ListCell   *lc;
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (", qevents);
@@ -217,15 +232,14 @@ store_version_starts(FlowSpec *spec, Oid events, const char *qevents)
 	acdc_append_column_list(&sql, all, "t");
 	appendStringInfo(&sql, ", t.__start_at, 'u' FROM %s t WHERE NOT EXISTS (SELECT FROM %s s WHERE ",
 					 acdc_rel_qualified_name(spec->target), qevents);
-	foreach(lc, spec->keys)
-	{
-		const char *k = quote_identifier(lfirst(lc));
-
-		acdc_append_seq_cmp(&sql, psprintf("s.%s", k), "=", psprintf("t.%s", k),
-							get_atttype(spec->target, get_attnum(spec->target, lfirst(lc))));
-		appendStringInfoString(&sql, " AND ");
-	}
+	append_keys_equal(&sql, spec);
 	acdc_append_seq_cmp(&sql, "s.__autocdc_seq", "=", "t.__start_at",
+						get_atttype(events, get_attnum(events, "__autocdc_seq")));
+	/* nor those before the key's floor (a delete purged before: retention.c) */
+	appendStringInfo(&sql, ") AND NOT EXISTS (SELECT FROM %s s WHERE ", qevents);
+	append_keys_equal(&sql, spec);
+	appendStringInfoString(&sql, "s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND s.__autocdc_stored_at IS NULL AND ");
+	acdc_append_seq_cmp(&sql, "s.__autocdc_seq", ">", "t.__start_at",
 						get_atttype(events, get_attnum(events, "__autocdc_seq")));
 	appendStringInfoChar(&sql, ')');
 	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);

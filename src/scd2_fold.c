@@ -352,6 +352,8 @@ fold2_setup(Fold2 *F, FlowDef *f, Scd2Cols *c)
 
 		acdc_batch_target_code(f, &F->by_start, &rules);
 		F->by_keys = F->by_start || acdc_batch_rows_by_keys(f, "__start_at");
+		/* else a row may not hold its upsert: then the store keeps every event */
+		F->rows_exact = !F->by_start && !rules;
 	}
 	relation_close(rel, AccessShareLock);
 }

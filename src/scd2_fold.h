@@ -78,6 +78,7 @@ typedef struct Fold2
 	Bitmapset  *tracked;
 	bool		by_start;		/* stored versions named by keys and start, not tid */
 	bool		by_keys;		/* ... or by tid, with keys and start */
+	bool		rows_exact;		/* no trigger or rule may change what the writes put */
 	FmgrInfo   *eq;
 	Oid		   *coll;
 	Form_pg_attribute *valatt;	/* the target's attributes */

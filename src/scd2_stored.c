@@ -130,16 +130,22 @@ acdc_read_keys(Fold2 *F)
 		return;
 	register_chunk_keys(F);
 
-	/* the open version by the partial unique index, the highest sequence by the store's key */
+	/*
+	 * The highest sequence by the store's key; SCD 2: the last version by
+	 * the primary key (the open one, unless the target was edited by
+	 * hand), bitemporal: the open version by the partial unique index.
+	 */
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT a.__autocdc_k, o.ctid, o.tableoid, o.__start_at%s, %s, (SELECT s.__autocdc_seq FROM %s s WHERE ",
 					 acdc_value_list(F, "o"), acdc_validate_prefixed_keys(f, "o"), F->c->qevents);
 	acdc_append_keys_match(&sql, f, "s", "a");
-	appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM __autocdc_aff a "
+	appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1), o.__end_at IS NULL FROM __autocdc_aff a "
 					 "LEFT JOIN LATERAL (SELECT o.ctid, o.tableoid, o.* FROM %s o WHERE ", F->c->qtarget);
 	acdc_append_keys_match(&sql, f, "o", "a");
-	appendStringInfo(&sql, " AND o.__end_at IS NULL%s OFFSET 0) o ON true",
-					 F->bt ? " AND o.__system_end_at IS NULL" : "");
+	if (F->bt)
+		appendStringInfoString(&sql, " AND o.__end_at IS NULL AND o.__system_end_at IS NULL OFFSET 0) o ON true");
+	else
+		appendStringInfoString(&sql, " ORDER BY o.__start_at DESC LIMIT 1) o ON true");
 	acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
 	tt = F->stored[2] = SPI_tuptable;
 	for (uint64 r = 0; r < SPI_processed; r++)
@@ -149,15 +155,16 @@ acdc_read_keys(Fold2 *F)
 		uint32		k = DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull));
 		KeyMode    *m = &F->modes[k];
 		Datum		d;
+		Datum		last = heap_getattr(tup, 4, tt->tupdesc, &isnull);
+		bool		has_last = !isnull;
 
-		d = heap_getattr(tup, 4, tt->tupdesc, &isnull);
-		if (!isnull)
+		if (has_last && DatumGetBool(heap_getattr(tup, 6 + F->nvals + F->ev->nkeys, tt->tupdesc, &isnull)))
 		{
 			Version    *v = palloc(sizeof(Version));
 
 			v->key = k;
 			v->open = true;
-			v->start = d;
+			v->start = last;
 			v->end = (Datum) 0;
 			acdc_batch_get_row_id(tup, tt->tupdesc, 2, &v->row);
 			deform_values(F, tup, tt->tupdesc, 5, &v->vals, &v->nulls);
@@ -168,20 +175,22 @@ acdc_read_keys(Fold2 *F)
 		m->has_max = !isnull;
 		if (!isnull)
 			m->max_stored = datumCopy(d, seqatt->attbyval, seqatt->attlen);
-		if (m->openv == NULL || F->bt)
+		if (!has_last || F->bt)
 			continue;
 
 		/*
 		 * The store lacks only lone version starts (acdc_write_all), so
 		 * the open version's start is stored if anything at or after it
-		 * is, and it is the key's highest applied event if nothing is.
+		 * is; the key's highest applied event is the store's or the last
+		 * version's start.
 		 */
-		m->anchor_stored = m->has_max &&
-			events_seq_cmp(F->ev, m->max_stored, m->openv->start) >= 0;
-		if (!m->anchor_stored)
+		if (m->openv)
+			m->anchor_stored = m->has_max &&
+				events_seq_cmp(F->ev, m->max_stored, last) >= 0;
+		if (!m->has_max || events_seq_cmp(F->ev, m->max_stored, last) < 0)
 		{
 			m->has_max = true;
-			m->max_stored = m->openv->start;
+			m->max_stored = last;
 		}
 	}
 }

@@ -139,13 +139,13 @@ put_keyed_values(Fold2 *F, uint32 key, Datum *keys, Datum *vals, bool *vnulls,
 /*
  * What the store must hold of a folded event (SCD 2): all but an upsert
  * that sets every column and starts a version alone, which the target's
- * row of that version holds.
+ * row of that version holds (when no trigger or rule may change it).
  */
 static bool
-must_store(Ev *e)
+must_store(Fold2 *F, Ev *e)
 {
 	return !e->in_store &&
-		(e->kind == 'd' || !e->alone || !bms_is_empty(e->inherit));
+		(!F->rows_exact || e->kind == 'd' || !e->alone || !bms_is_empty(e->inherit));
 }
 
 /*
@@ -183,7 +183,7 @@ write_events(Fold2 *F, Ev *evs, uint64 nevs, FlowCounts *counts)
 		char		kind[2] = {e->kind == 'a' ? 'u' : e->kind, '\0'};
 		int			at;
 
-		if (evs == F->evs ? !e->fresh : !must_store(e))
+		if (evs == F->evs ? !e->fresh : !must_store(F, e))
 			continue;
 		at = put_keyed_values(F, e->key, e->keys, e->vals, e->nulls, values, nulls);
 		values[at] = e->seq;
