@@ -8,10 +8,10 @@
  * an upsert that sets every column and starts a version no other event
  * falls in, as that version's row, from which the fold reads it back
  * (scd2_stored.c) and which the writes store once another event joins it
- * (scd2_write.c).  For each key the run touches, history is folded again from a point where nothing
- * before can matter: from its open version when every new event comes
- * after everything stored, else from the last stored delete before the
- * earliest new event (nothing crosses a delete).  The fold walks the key's
+ * (scd2_write.c).  For each key the run touches, history is folded again
+ * from a point where nothing before can matter: from its open version
+ * when every new event comes after everything applied, else from the last
+ * stored delete before the earliest new event (nothing crosses a delete).  The fold walks the key's
  * events in sequence order: a delete ends a group and the version open in
  * it; in a group an upsert takes the columns it leaves to inherit from the
  * latest event that set them, and starts a version when a tracked column

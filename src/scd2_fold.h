@@ -56,7 +56,7 @@ typedef struct KeyMode
 	bool		anchored;		/* in order after its open version */
 	bool		has_pdel;
 	bool		anchor_stored;	/* the open version's start event is in the store */
-	Datum		max_stored;		/* the highest applied sequence: stored, or the open version's start */
+	Datum		max_stored;		/* the highest applied sequence: stored, or the last version's start */
 	Datum		smin;			/* earliest new event */
 	Datum		pdel;			/* last stored delete before smin */
 	Version    *openv;			/* the open version, or NULL */
