@@ -20,7 +20,7 @@ REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              scd1_names scd1_security scd1_lifecycle fold_cases engine \
              scd2_reference scd2_history scd2_flows snapshot backfill schedule \
              collations settings_pinning retention partitions \
-             schema_changes expression_pinning security bookkeeping stamps \
+             schema_changes expression_pinning security bookkeeping stamps stamp_index \
              target_edits reinstall run_history run_results loading progress \
              expectations quarantine source_query bitemporal toasted_sequences \
              dialect dialect_errors dialect_ddl dialect_query dialect_expect \

@@ -31,7 +31,7 @@ usage: bench/run.sh [options]            (every option also works as an env vari
                               position: its time against Y1 (not in 'all')
                        C1     hand SCD1 row-by-row PL/pgSQL (not in 'all': slow)
                        L1     COPY of the rows into an autocdc source (a flow's
-                              source: stamp column and its default, BRIN index,
+                              source: stamp column and its default, autocdc_stamp index,
                               AFTER INSERT trigger): against A2
                        L2     INSERT ... SELECT of the rows into a plain table
                        L3     INSERT ... SELECT of the rows into an autocdc source:
@@ -734,7 +734,7 @@ excluded); spread %: (max - min) / median; rows/s: N / median; × hand: time / t
 of the same kind and batching (SCD1: min of B1,B3 or of B2,B4; SCD2: D1 or D2; L1: A2; L3: L2), < 1 is faster; × COPY: time /
 A2; WAL MB: pg_current_wal_insert_lsn() difference around the timed part; tgt+aux MB: target + tombstones /
 autocdc state or event store; src load s: the untimed INSERT of the rows into autocdc's source (stamp
-default, trigger and BRIN index) with ANALYZE.
+default, trigger and autocdc_stamp index) with ANALYZE.
 EOF
 fi
 

@@ -33,7 +33,9 @@ for i in $(seq 1 120); do
 done
 
 status=0
-PGHOST=$work PGPORT=$port PGUSER=postgres make -s installcheck || status=1
+# REGRESS="a b" (and ISOLATION="") narrow the run to some files.
+PGHOST=$work PGPORT=$port PGUSER=postgres make -s installcheck \
+    ${REGRESS+REGRESS="$REGRESS"} ${ISOLATION+ISOLATION="$ISOLATION"} || status=1
 stop
 sleep 2
 

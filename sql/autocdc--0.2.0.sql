@@ -392,20 +392,21 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'autocdc_refuse_given_stamp'
 LANGUAGE C;
 
--- The index on __autocdc_xid: BRIN (stamps grow with the table's blocks),
--- which costs an insert far less than a B-tree.  PostgreSQL 15 has no BRIN
--- operator class for xid8.
-CREATE OPERATOR CLASS autocdc.xid8_minmax_ops
-    FOR TYPE xid8 USING brin AS
-        OPERATOR 1 pg_catalog.< (xid8, xid8),
-        OPERATOR 2 pg_catalog.<= (xid8, xid8),
-        OPERATOR 3 pg_catalog.= (xid8, xid8),
-        OPERATOR 4 pg_catalog.>= (xid8, xid8),
-        OPERATOR 5 pg_catalog.> (xid8, xid8),
-        FUNCTION 1 pg_catalog.brin_minmax_opcinfo(internal),
-        FUNCTION 2 pg_catalog.brin_minmax_add_value(internal, internal, internal, internal),
-        FUNCTION 3 pg_catalog.brin_minmax_consistent(internal, internal, internal),
-        FUNCTION 4 pg_catalog.brin_minmax_union(internal, internal, internal);
+-- The index on __autocdc_xid (src/stamp_index.c): per range of the
+-- table's blocks, the highest stamp and whether a NULL went there.  An
+-- insert touches it once per range and transaction, where BRIN in
+-- PostgreSQL 15 reads its metapage and revmap for every row.
+CREATE FUNCTION autocdc._stamp_index_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'autocdc_stamp_index_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD autocdc_stamp TYPE INDEX HANDLER autocdc._stamp_index_handler;
+
+CREATE OPERATOR CLASS autocdc.xid8_stamp_ops
+    DEFAULT FOR TYPE xid8 USING autocdc_stamp AS
+        OPERATOR 1 pg_catalog.> (xid8, xid8),
+        OPERATOR 2 pg_catalog.>= (xid8, xid8);
 
 CREATE FUNCTION autocdc._on_sql_drop()
 RETURNS event_trigger

@@ -163,5 +163,5 @@ acdc_define_start_now(FlowSpec *spec)
 	flow.once = spec->once;		/* a ONCE flow counts as done */
 	acdc_catalog_save_checkpoint(&flow, snapshot, own_xid, (int64) cid, NULL);
 	/* rows this transaction inserts from now on are read by the next run */
-	acdc_stamp_note_run_reads(spec->source);
+	acdc_stamp_note_run_reads();
 }

@@ -386,8 +386,7 @@ run_flow_inner(FlowResult *r, bool refresh)
 		acdc_read_require_xid_column(f);
 		acdc_stamp_check_trigger(f, true);
 		acdc_stamp_unstamped_rows(f, p.whole);
-		acdc_stamp_summarize(f);
-		acdc_stamp_note_run_reads(f->source);
+		acdc_stamp_note_run_reads();
 	}
 
 	acdc_flow_become(&sw, f);

@@ -7,7 +7,7 @@
  * snapshot and was not in the checkpoint's.  The run's own transaction is
  * apart: its rows are visible to the run without being "committed", so the
  * checkpoint records it with the command id reached, and a later run reads
- * its rows from that command on.  The BRIN index on __autocdc_xid bounds the
+ * its rows from that command on.  The index on __autocdc_xid bounds the
  * scan below by the checkpoint's xmin: cost follows new rows, not the table.
  * Rows without a stamp are given this transaction's before (stamp.c), so
  * the whole read too takes stamped rows only: a NULL committed meanwhile

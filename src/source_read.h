@@ -36,10 +36,9 @@ extern void acdc_read_require_xid_column(FlowDef *flow);
 extern void acdc_read_execute(const char *sql, ReadParams *params, DestReceiver *dest);
 
 /* The stamps of a table source (stamp.c). */
-extern void acdc_stamp_note_run_reads(Oid source);
+extern void acdc_stamp_note_run_reads(void);
 extern void acdc_stamp_check_trigger(FlowDef *flow, bool refuse_missing);
 extern void acdc_stamp_unstamped_rows(FlowDef *flow, bool whole);
-extern void acdc_stamp_summarize(FlowDef *flow);
 extern char *acdc_stamp_trigger_sql(const char *qname);
 extern char *acdc_stamp_index_sql(const char *qname);
 

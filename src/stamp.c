@@ -2,8 +2,8 @@
  * stamp.c
  *	  The stamp of a table source's rows: column __autocdc_xid, given the
  *	  inserting transaction by its default, guarded by a row trigger, found
- *	  by a BRIN index; and what a run does to the stamps before it reads
- *	  (rows without one, the trigger's enabled state, the index's summary).
+ *	  by an autocdc_stamp index (stamp_index.c); and what a run does to the
+ *	  stamps before it reads (rows without one, the trigger's enabled state).
  *
  * No row trigger fires before the insert: one would make COPY insert row by
  * row.  The default gives the stamp; a stamp given explicitly (INSERT ...
@@ -71,7 +71,7 @@ stamp_xact_callback(XactEvent event, void *arg)
  * new rows are stamped NULL in this transaction, not only this one's.
  */
 void
-acdc_stamp_note_run_reads(Oid source)
+acdc_stamp_note_run_reads(void)
 {
 	if (!xact_callback_registered)
 	{
@@ -331,7 +331,7 @@ acdc_stamp_trigger_sql(const char *qname)
 char *
 acdc_stamp_index_sql(const char *qname)
 {
-	return psprintf("CREATE INDEX ON %s USING brin (%s autocdc.xid8_minmax_ops);",
+	return psprintf("CREATE INDEX ON %s USING autocdc_stamp (%s);",
 					qname, AUTOCDC_XID_COLUMN);
 }
 
@@ -516,63 +516,10 @@ autocdc_stamp_rows_before(PG_FUNCTION_ARGS)
 }
 
 /*
- * Summarizes the new block ranges of the BRIN indexes on the stamp, on
- * the source or each of its partitions, so that a run reads the blocks
- * holding new rows and not every block since the last VACUUM.  As each
- * table's owner; skipped where another session holds the lock this takes
- * (a VACUUM, another run summarizing): no run waits for it.
- */
-void
-acdc_stamp_summarize(FlowDef *f)
-{
-	Oid			argtypes[2] = {OIDOID, TEXTOID};
-	Datum		values[2] = {ObjectIdGetDatum(f->source),
-	CStringGetTextDatum(AUTOCDC_XID_COLUMN)};
-	List	   *tables = NIL,
-			   *indexes = NIL;
-	ListCell   *lt,
-			   *li;
-
-	/* pg_partition_tree() has no row for a table in no partition tree */
-	acdc_spi_exec("SELECT p.relid::pg_catalog.oid, i.indexrelid::pg_catalog.oid "
-				  "  FROM (SELECT $1::pg_catalog.oid AS relid UNION "
-				  "        SELECT r.relid::pg_catalog.oid "
-				  "          FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) r) p "
-				  "  JOIN pg_catalog.pg_index i ON i.indrelid OPERATOR(pg_catalog.=) p.relid "
-				  "  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid "
-				  "  JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam "
-				  "  JOIN pg_catalog.pg_attribute t ON t.attrelid OPERATOR(pg_catalog.=) p.relid "
-				  "       AND t.attname OPERATOR(pg_catalog.=) $2::pg_catalog.name "
-				  " WHERE a.amname OPERATOR(pg_catalog.=) 'brin' AND c.relkind OPERATOR(pg_catalog.=) 'i' "
-				  "   AND i.indkey[0] OPERATOR(pg_catalog.=) t.attnum AND i.indisvalid",
-				  2, argtypes, values, NULL, false);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		tables = lappend_oid(tables, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-																	SPI_tuptable->tupdesc, 1, &isnull)));
-		indexes = lappend_oid(indexes, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-																	  SPI_tuptable->tupdesc, 2, &isnull)));
-	}
-	forboth(lt, tables, li, indexes)
-	{
-		UserSwitch	sw;
-
-		if (!ConditionalLockRelationOid(lfirst_oid(lt), ShareUpdateExclusiveLock))
-			continue;
-		autocdc_become_owner_of(&sw, lfirst_oid(lt));
-		DirectFunctionCall1(brin_summarize_new_values, ObjectIdGetDatum(lfirst_oid(li)));
-		autocdc_unbecome(&sw);
-		UnlockRelationOid(lfirst_oid(lt), ShareUpdateExclusiveLock);
-	}
-}
-
-/*
  * For the update from 0.1.0: a source's BEFORE INSERT trigger, which
  * stamped every row, is replaced by the default autocdc._stamp() and the
- * trigger that refuses a given stamp, and its B-tree on the stamp by a
- * BRIN index.  Done as the source's owner; partitions follow their
+ * trigger that refuses a given stamp, and its B-tree on the stamp by an
+ * autocdc_stamp index.  Done as the source's owner; partitions follow their
  * partitioned table.
  */
 PG_FUNCTION_INFO_V1(autocdc_convert_source);

@@ -188,25 +188,6 @@ SELECT source, flows, read_below IS NOT NULL AS bounded,
   FROM autocdc.source_progress
  WHERE source IN ('pp'::regclass, 'pp1'::regclass) ORDER BY source::text;
 
--- A run summarizes the new block ranges of the stamp's BRIN index, on the
--- source or each of its partitions, so that the next run reads the blocks
--- of new rows and not every block since the last VACUUM.  Two sources
--- loaded alike, a run of the second's flow only: the first still has
--- ranges to summarize, the second none.
-CREATE TABLE big_a (id int, v text);
-CREATE TABLE big_b (id int, v text);
-SELECT autocdc.create_append_flow(target => 'big_a_log', source => 'big_a', pipeline => 'big_a');
-SELECT autocdc.create_append_flow(target => 'big_b_log', source => 'big_b', pipeline => 'big_b');
-INSERT INTO big_a (id, v) SELECT g, repeat('x', 1000) FROM generate_series(1, 3000) g;
-INSERT INTO big_b (id, v) SELECT g, repeat('x', 1000) FROM generate_series(1, 3000) g;
-INSERT INTO pp VALUES (1, 'z'), (2, 'w');
-SELECT flow, rows_read FROM autocdc.run('big_b');
-SELECT flow, rows_read FROM autocdc.run('pp_a');
-SELECT c.relname, brin_summarize_new_values(i.indexrelid) > 0 AS had_ranges_to_summarize
-  FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
- WHERE i.indrelid IN ('big_a'::regclass, 'big_b'::regclass, 'pp1'::regclass, 'pp2'::regclass)
- ORDER BY 1;
-DROP TABLE big_a, big_b, big_a_log, big_b_log;
 
 DROP TABLE ch_src, ch_mid, ch_out, pp, pp_all, pp_one CASCADE;
 DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3 CASCADE;
