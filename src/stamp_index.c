@@ -9,7 +9,7 @@
  * revmap for every row, a quarter of a COPY's time.  Here a range's entry
  * only grows (a higher stamp, a NULL seen), so an insert statement that has
  * recorded its stamp in a range skips every later row it puts there: it
- * touches the index once per range and transaction, not per row.  Nothing
+ * touches the index once per range and statement, not per row.  Nothing
  * ever lowers an entry (deleted rows leave it high: more blocks read, never
  * fewer), so no summarizing and no cleanup; REINDEX makes it exact again.
  *
@@ -154,7 +154,7 @@ check_meta(Relation index)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not an autocdc_stamp index of this version",
 						RelationGetRelationName(index)),
-				 errhint("REINDEX it.")));
+				 errhint("Use REINDEX to rebuild it.")));
 	UnlockReleaseBuffer(buf);
 }
 
@@ -167,11 +167,14 @@ extend_to(Relation index, BlockNumber blkno)
 	LockRelationForExtension(index, ExclusiveLock);
 	while (RelationGetNumberOfBlocks(index) <= blkno)
 	{
-		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+		/*
+		 * Locked before it becomes valid: another backend's insert cannot
+		 * see the page zeroed and record an entry this would wipe.
+		 */
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, NULL);
 		GenericXLogState *xs;
 		Page		page;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		xs = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(xs, buf, GENERIC_XLOG_FULL_IMAGE);
 		if (BufferGetBlockNumber(buf) == STAMP_META_BLKNO)
