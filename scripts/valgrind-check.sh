@@ -18,6 +18,8 @@ unix_socket_directories = '$work'
 shared_preload_libraries = 'autocdc'
 max_worker_processes = 16
 shared_buffers = 64MB
+# slow under valgrind, plans cross the JIT threshold; loading llvmjit trips glibc's dlopen reports
+jit = off
 CONF
 cp "$src/scripts/valgrind.supp" "$work/"
 [ "$(id -u)" = 0 ] && chown postgres "$work/valgrind.supp"
