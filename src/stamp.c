@@ -29,12 +29,14 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/readfuncs.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -90,13 +92,19 @@ autocdc_stamp(PG_FUNCTION_ARGS)
 	PG_RETURN_FULLTRANSACTIONID(GetTopFullTransactionId());
 }
 
-/* The trigger's WHEN: a stamp other than the default's (NULL passes). */
+/*
+ * The trigger's WHEN: a stamp other than the default's (NULL passes).  After
+ * a run in this transaction the default gives NULL, so any stamp was given
+ * otherwise (another default, pg_current_xact_id() named): even this
+ * transaction's would look read to the next run.
+ */
 Datum
 autocdc_stamp_given(PG_FUNCTION_ARGS)
 {
 	FullTransactionId given = PG_GETARG_FULLTRANSACTIONID(0);
 
-	PG_RETURN_BOOL(!FullTransactionIdEquals(given, GetTopFullTransactionId()));
+	PG_RETURN_BOOL(run_read_this_xact ||
+				   !FullTransactionIdEquals(given, GetTopFullTransactionId()));
 }
 
 static int
@@ -124,6 +132,30 @@ column_after(TupleDesc desc, int attnum)
 			return NameStr(att->attname);
 	}
 	return NULL;
+}
+
+/*
+ * Whether the stamp's default is still autocdc._stamp(): a refusal then
+ * says how to put it back, where the default itself gave the stamp.
+ */
+static bool
+default_is_ours(Relation rel, int attnum)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+
+	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
+	{
+		Node	   *expr;
+
+		if (constr->defval[i].adnum != attnum)
+			continue;
+		expr = stringToNode(constr->defval[i].adbin);
+		return IsA(expr, FuncExpr) &&
+			strcmp(get_func_name(((FuncExpr *) expr)->funcid), "_stamp") == 0 &&
+			get_func_namespace(((FuncExpr *) expr)->funcid) ==
+			get_namespace_oid("autocdc", true);
+	}
+	return false;
 }
 
 /*
@@ -228,10 +260,23 @@ autocdc_refuse_given_stamp(PG_FUNCTION_ARGS)
 	if (attnum <= 0)
 		return PointerGetDatum(NULL);	/* no stamp to guard: a run refuses the source */
 	value = heap_getattr(trigdata->tg_trigtuple, attnum, desc, &isnull);
-	/* without the trigger's WHEN, defaulted rows come here too */
-	if (isnull || FullTransactionIdEquals(DatumGetFullTransactionId(value),
-										  GetTopFullTransactionId()))
+	if (isnull)
 		return PointerGetDatum(NULL);
+	if (FullTransactionIdEquals(DatumGetFullTransactionId(value),
+								GetTopFullTransactionId()))
+	{
+		/* without the trigger's WHEN, defaulted rows come here too */
+		if (!run_read_this_xact)
+			return PointerGetDatum(NULL);
+		ereport(ERROR,
+				(errcode(ERRCODE_GENERATED_ALWAYS),
+				 errmsg("cannot stamp a row of source \"%s\" with its own transaction after a run in that transaction",
+						RelationGetRelationName(rel)),
+				 errdetail("The run took this transaction's rows as read; a row inserted after it must have no stamp, as the column's default autocdc._stamp() gives it, for the next run to read it."),
+				 errhint("Leave %s out of the INSERT or COPY; if its default was changed, restore it with ALTER TABLE %s ALTER COLUMN %s SET DEFAULT autocdc._stamp().",
+						 AUTOCDC_XID_COLUMN, acdc_rel_qualified_name(RelationGetRelid(rel)),
+						 AUTOCDC_XID_COLUMN)));
+	}
 
 	given = U64FromFullTransactionId(DatumGetFullTransactionId(value));
 	next = column_after(desc, attnum);
@@ -258,6 +303,14 @@ autocdc_refuse_given_stamp(PG_FUNCTION_ARGS)
 		restamp_applied_row(rel, &trigdata->tg_trigtuple->t_self);
 		return PointerGetDatum(NULL);
 	}
+	if (!default_is_ours(rel, attnum))
+		ereport(ERROR,
+				(errcode(ERRCODE_GENERATED_ALWAYS),
+				 errmsg("cannot insert a non-DEFAULT value into column \"%s\" of source \"%s\"",
+						AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
+				 errdetail("The column's default is no longer autocdc._stamp(), which stamps each row with its transaction, by which flows read it."),
+				 errhint("Restore it with ALTER TABLE %s ALTER COLUMN %s SET DEFAULT autocdc._stamp(), and leave the column out of the INSERT or COPY.",
+						 qname, AUTOCDC_XID_COLUMN)));
 	if (next)
 		ereport(ERROR,
 				(errcode(ERRCODE_GENERATED_ALWAYS),

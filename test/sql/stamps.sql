@@ -96,6 +96,44 @@ SELECT count(*) FILTER (WHERE __autocdc_xid = pg_current_xact_id()) AS own FROM 
 COMMIT;
 SELECT flow, rows_read FROM autocdc.run('st2');
 
+-- A run leaves the stamp's default as it finds it.  Dropped, new rows
+-- have no stamp and every run stamps and reads them, once; the default
+-- stays dropped.
+CREATE TABLE src5 (id int, v text, seq int);
+CREATE TABLE st_log5 (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'st_log5', source => 'src5', pipeline => 'st5');
+ALTER TABLE src5 ALTER COLUMN __autocdc_xid DROP DEFAULT;
+INSERT INTO src5 VALUES (110, 'j', 1);
+SELECT flow, rows_read FROM autocdc.run('st5');
+INSERT INTO src5 VALUES (111, 'k', 1);
+SELECT flow, rows_read FROM autocdc.run('st5');
+SELECT flow, rows_read FROM autocdc.run('st5');
+SELECT pg_get_expr(d.adbin, d.adrelid) AS stamp_default
+  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+ WHERE a.attrelid = 'src5'::regclass AND a.attname = '__autocdc_xid';
+-- Changed to a constant, its rows are refused; changed to the transaction
+-- id, its rows are kept, but not after a run in the same transaction,
+-- which took that transaction's rows as read.
+ALTER TABLE src5 ALTER COLUMN __autocdc_xid SET DEFAULT '5';
+INSERT INTO src5 VALUES (112, 'l', 1);
+ALTER TABLE src5 ALTER COLUMN __autocdc_xid SET DEFAULT pg_current_xact_id();
+BEGIN;
+INSERT INTO src5 VALUES (112, 'l', 1);
+SELECT flow, rows_read FROM autocdc.run('st5');
+INSERT INTO src5 VALUES (113, 'm', 1);
+ROLLBACK;
+BEGIN;
+SELECT flow, rows_read FROM autocdc.run('st5');
+INSERT INTO src5 (id, v, seq, __autocdc_xid) VALUES (113, 'm', 1, pg_current_xact_id());
+ROLLBACK;
+INSERT INTO src5 VALUES (112, 'l', 1);
+SELECT flow, rows_read FROM autocdc.run('st5');
+SELECT pg_get_expr(d.adbin, d.adrelid) AS stamp_default
+  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+ WHERE a.attrelid = 'src5'::regclass AND a.attname = '__autocdc_xid';
+ALTER TABLE src5 ALTER COLUMN __autocdc_xid SET DEFAULT autocdc._stamp();
+SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM st_log5;
+
 -- INSERT ... SELECT * from another source copies its stamps, which look
 -- read: the trigger refuses them, the whole statement; the same rows with
 -- the column left out, or DEFAULT in its place, are stamped and read.
@@ -190,5 +228,5 @@ SELECT source, flows, read_below IS NOT NULL AS bounded,
 
 
 DROP TABLE ch_src, ch_mid, ch_out, pp, pp_all, pp_one CASCADE;
-DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3 CASCADE;
+DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3, st_log5 CASCADE;
 DROP SCHEMA st CASCADE;
