@@ -18,7 +18,9 @@
  *
  * A row inserted after a run in the run's own transaction is stamped NULL:
  * the run's checkpoint could tell it apart by command id only, which a
- * dump loses.  The next run stamps it and reads it.
+ * dump loses.  The next run stamps it and reads it.  Any other stamp such
+ * a row carries, even its transaction's, was given otherwise (a changed
+ * default, the column named) and is refused.
  *-------------------------------------------------------------------------
  */
 #include "autocdc.h"
@@ -27,6 +29,7 @@
 #include "source_read.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -134,28 +137,56 @@ column_after(TupleDesc desc, int attnum)
 	return NULL;
 }
 
-/*
- * Whether the stamp's default is still autocdc._stamp(): a refusal then
- * says how to put it back, where the default itself gave the stamp.
- */
+/* Whether relid's stamp column has a default other than autocdc._stamp(). */
 static bool
-default_is_ours(Relation rel, int attnum)
+default_changed(Oid relid)
 {
+	Relation	rel = relation_open(relid, AccessShareLock);
 	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	int			attnum = xid_column(RelationGetDescr(rel));
+	bool		changed = false;
 
 	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
 	{
 		Node	   *expr;
+		char	   *name;
 
 		if (constr->defval[i].adnum != attnum)
 			continue;
 		expr = stringToNode(constr->defval[i].adbin);
-		return IsA(expr, FuncExpr) &&
-			strcmp(get_func_name(((FuncExpr *) expr)->funcid), "_stamp") == 0 &&
-			get_func_namespace(((FuncExpr *) expr)->funcid) ==
-			get_namespace_oid("autocdc", true);
+		name = IsA(expr, FuncExpr) ? get_func_name(((FuncExpr *) expr)->funcid) : NULL;
+		changed = name == NULL || strcmp(name, "_stamp") != 0 ||
+			get_func_namespace(((FuncExpr *) expr)->funcid) != get_namespace_oid("autocdc", true);
 	}
-	return false;
+	relation_close(rel, AccessShareLock);
+	return changed;
+}
+
+/*
+ * A sentence for a refusal's hint when the stamp's default was changed, on
+ * the table or on the partitioned table above it whose default an insert
+ * through it takes; "" when neither was (a dropped default gives NULL,
+ * which passes).
+ */
+static char *
+changed_default_hint(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	List	   *tables = list_make1_oid(relid);
+	StringInfoData hint;
+	ListCell   *lc;
+
+	if (rel->rd_rel->relispartition)
+		tables = list_concat(tables, get_partition_ancestors(relid));
+	initStringInfo(&hint);
+	foreach(lc, tables)
+	{
+		if (default_changed(lfirst_oid(lc)))
+			appendStringInfo(&hint, " The default of %s on %s is no longer autocdc._stamp(); restore it with ALTER TABLE %s ALTER COLUMN %s SET DEFAULT autocdc._stamp().",
+							 AUTOCDC_XID_COLUMN, acdc_rel_qualified_name(lfirst_oid(lc)),
+							 acdc_rel_qualified_name(lfirst_oid(lc)), AUTOCDC_XID_COLUMN);
+	}
+	return hint.data;
 }
 
 /*
@@ -216,7 +247,8 @@ restamp_applied_row(Relation rel, ItemPointer tid)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	autocdc_become_owner_of(&sw, RelationGetRelid(rel));
-	acdc_spi_exec(psprintf("UPDATE ONLY %s SET %s = pg_catalog.pg_current_xact_id() "
+	/* autocdc._stamp(): NULL after a run in this transaction, as an insert's */
+	acdc_spi_exec(psprintf("UPDATE ONLY %s SET %s = autocdc._stamp() "
 						   "WHERE ctid OPERATOR(pg_catalog.=) $1",
 						   acdc_rel_qualified_name(RelationGetRelid(rel)), AUTOCDC_XID_COLUMN),
 				  1, argtypes, values, NULL, false);
@@ -272,10 +304,9 @@ autocdc_refuse_given_stamp(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_GENERATED_ALWAYS),
 				 errmsg("cannot stamp a row of source \"%s\" with its own transaction after a run in that transaction",
 						RelationGetRelationName(rel)),
-				 errdetail("The run took this transaction's rows as read; a row inserted after it must have no stamp, as the column's default autocdc._stamp() gives it, for the next run to read it."),
-				 errhint("Leave %s out of the INSERT or COPY; if its default was changed, restore it with ALTER TABLE %s ALTER COLUMN %s SET DEFAULT autocdc._stamp().",
-						 AUTOCDC_XID_COLUMN, acdc_rel_qualified_name(RelationGetRelid(rel)),
-						 AUTOCDC_XID_COLUMN)));
+				 errdetail("A run earlier in this transaction takes the transaction's rows as read; a row inserted after it must have no stamp, as the column's default autocdc._stamp() gives it, for the next run to read it."),
+				 errhint("Leave %s out of the INSERT or COPY, or give DEFAULT.%s",
+						 AUTOCDC_XID_COLUMN, changed_default_hint(rel))));
 	}
 
 	given = U64FromFullTransactionId(DatumGetFullTransactionId(value));
@@ -303,14 +334,6 @@ autocdc_refuse_given_stamp(PG_FUNCTION_ARGS)
 		restamp_applied_row(rel, &trigdata->tg_trigtuple->t_self);
 		return PointerGetDatum(NULL);
 	}
-	if (!default_is_ours(rel, attnum))
-		ereport(ERROR,
-				(errcode(ERRCODE_GENERATED_ALWAYS),
-				 errmsg("cannot insert a non-DEFAULT value into column \"%s\" of source \"%s\"",
-						AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
-				 errdetail("The column's default is no longer autocdc._stamp(), which stamps each row with its transaction, by which flows read it."),
-				 errhint("Restore it with ALTER TABLE %s ALTER COLUMN %s SET DEFAULT autocdc._stamp(), and leave the column out of the INSERT or COPY.",
-						 qname, AUTOCDC_XID_COLUMN)));
 	if (next)
 		ereport(ERROR,
 				(errcode(ERRCODE_GENERATED_ALWAYS),
@@ -318,22 +341,25 @@ autocdc_refuse_given_stamp(PG_FUNCTION_ARGS)
 						AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
 				 errdetail("Column \"%s\" comes after %s, which autocdc added when the table became a source: without a column list, a value meant for \"%s\" goes to %s.",
 						   next, AUTOCDC_XID_COLUMN, next, AUTOCDC_XID_COLUMN),
-				 errhint("Name the columns, leaving %s out, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in its place.",
-						 AUTOCDC_XID_COLUMN, qname, acdc_source_user_columns(RelationGetRelid(rel)))));
+				 errhint("Name the columns, leaving %s out, as in INSERT INTO %s %s VALUES (...) or SELECT ..., or give DEFAULT in its place.%s",
+						 AUTOCDC_XID_COLUMN, qname, acdc_source_user_columns(RelationGetRelid(rel)),
+						 changed_default_hint(rel))));
 	if (plausible)
 		ereport(ERROR,
 				(errcode(ERRCODE_GENERATED_ALWAYS),
 				 errmsg("cannot insert a non-DEFAULT value into column \"%s\" of source \"%s\"",
 						AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
 				 errdetail("The column records the transaction that inserted each row, by which flows read it; a stamp copied from another row would make them take this row as read already."),
-				 errhint("Leave the column out, as in INSERT INTO %s %s SELECT ..., or give DEFAULT.",
-						 qname, acdc_source_user_columns(RelationGetRelid(rel)))));
+				 errhint("Leave the column out, as in INSERT INTO %s %s SELECT ..., or give DEFAULT.%s",
+						 qname, acdc_source_user_columns(RelationGetRelid(rel)),
+						 changed_default_hint(rel))));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			 errmsg("invalid value " UINT64_FORMAT " for column %s of source \"%s\"",
 					given, AUTOCDC_XID_COLUMN, RelationGetRelationName(rel)),
 			 errdetail("The column records the transaction that inserted each row; text that is not a number reads as 0 there."),
-			 errhint("Leave the column out of the INSERT or COPY, or give DEFAULT.")));
+			 errhint("Leave the column out of the INSERT or COPY, or give DEFAULT.%s",
+					 changed_default_hint(rel))));
 	return PointerGetDatum(NULL);	/* not reached */
 }
 
@@ -433,7 +459,7 @@ acdc_stamp_check_trigger(FlowDef *f, bool refuse_missing)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("source \"%s\" of flow \"%s\" lost its trigger %s",
 							get_rel_name(relid), f->name, AUTOCDC_STAMP_TRIGGER),
-					 errdetail("The trigger refuses a row inserted into a table source with a stamp other than its transaction's, which runs would take as read."),
+					 errdetail("The trigger refuses a row inserted into a table source with a stamp its default did not give, which runs would take as read."),
 					 errhint("Its owner can create it again: %s",
 							 acdc_stamp_trigger_sql(acdc_rel_qualified_name(relid)))));
 		fix = lappend_oid(fix, relid);

@@ -120,14 +120,37 @@ ALTER TABLE src5 ALTER COLUMN __autocdc_xid SET DEFAULT pg_current_xact_id();
 BEGIN;
 INSERT INTO src5 VALUES (112, 'l', 1);
 SELECT flow, rows_read FROM autocdc.run('st5');
+SAVEPOINT s;
 INSERT INTO src5 VALUES (113, 'm', 1);
-ROLLBACK;
-BEGIN;
-SELECT flow, rows_read FROM autocdc.run('st5');
+ROLLBACK TO s;
 INSERT INTO src5 (id, v, seq, __autocdc_xid) VALUES (113, 'm', 1, pg_current_xact_id());
-ROLLBACK;
-INSERT INTO src5 VALUES (112, 'l', 1);
+ROLLBACK TO s;
+COPY src5 (id, v, seq) FROM stdin;
+113	m	1
+\.
+ROLLBACK TO s;
+-- with the column left out and no default of its own, the row is read
+ALTER TABLE src5 ALTER COLUMN __autocdc_xid DROP DEFAULT;
+INSERT INTO src5 VALUES (113, 'm', 1);
+COMMIT;
 SELECT flow, rows_read FROM autocdc.run('st5');
+ALTER TABLE src5 ALTER COLUMN __autocdc_xid SET DEFAULT pg_current_xact_id();
+INSERT INTO src5 VALUES (114, 'n', 1);
+SELECT flow, rows_read FROM autocdc.run('st5');
+-- A partition takes its partitioned table's default through it: the hint
+-- names the table whose default was changed.
+CREATE TABLE pp5 (id int, v text, seq int) PARTITION BY LIST (id);
+CREATE TABLE pp5_1 PARTITION OF pp5 FOR VALUES IN (1);
+CREATE TABLE pp5_log (id int, v text, seq int);
+SELECT autocdc.create_append_flow(target => 'pp5_log', source => 'pp5', pipeline => 'st6');
+INSERT INTO pp5 VALUES (1, 'a', 1);
+SELECT flow, rows_read FROM autocdc.run('st6');
+ALTER TABLE ONLY pp5 ALTER COLUMN __autocdc_xid SET DEFAULT '7';
+INSERT INTO pp5 VALUES (1, 'b', 1);
+INSERT INTO pp5_1 VALUES (1, 'c', 1);
+ALTER TABLE ONLY pp5 ALTER COLUMN __autocdc_xid SET DEFAULT autocdc._stamp();
+INSERT INTO pp5 VALUES (1, 'd', 1);
+SELECT flow, rows_read FROM autocdc.run('st6');
 SELECT pg_get_expr(d.adbin, d.adrelid) AS stamp_default
   FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
  WHERE a.attrelid = 'src5'::regclass AND a.attname = '__autocdc_xid';
@@ -228,5 +251,5 @@ SELECT source, flows, read_below IS NOT NULL AS bounded,
 
 
 DROP TABLE ch_src, ch_mid, ch_out, pp, pp_all, pp_one CASCADE;
-DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3, st_log5 CASCADE;
+DROP TABLE st_cur, st_log, st_tgt, st_tlog, st_snap, st_log3, st_log5, pp5_log CASCADE;
 DROP SCHEMA st CASCADE;
