@@ -98,6 +98,8 @@ extern int	acdc_spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *value
 					 const char *nulls, bool read_only);
 extern uint64 acdc_spi_exec_by_tid(const char *sql);
 extern void acdc_spi_exec_by_key(const char *sql);
+extern void acdc_spi_exec_by_index(const char *sql, int nargs, Oid *argtypes,
+								   Datum *values);
 extern void acdc_catalog_exec(const char *sql, int nargs, Oid *argtypes,
 						 Datum *values, const char *nulls);
 extern char *acdc_spi_value(int row, int col);	/* NULL for SQL NULL */

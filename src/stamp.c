@@ -43,7 +43,6 @@
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -505,7 +504,6 @@ acdc_stamp_unstamped_rows(FlowDef *f, bool whole)
 	Datum		values[1];
 	char		next[32];
 	UserSwitch	sw;
-	int			nest;
 
 	snprintf(next, sizeof(next), UINT64_FORMAT,
 			 U64FromFullTransactionId(ReadNextFullTransactionId()));
@@ -517,18 +515,9 @@ acdc_stamp_unstamped_rows(FlowDef *f, bool whole)
 		where = psprintf(" WHERE %s IS NULL", AUTOCDC_XID_COLUMN);
 
 	autocdc_become_owner_of(&sw, f->source);
-
-	/*
-	 * Through the stamp's index even where the source has no statistics:
-	 * the planner would take a sequential scan for an EXISTS expected to
-	 * stop early, and read the whole source when no row matches.
-	 */
-	nest = NewGUCNestLevel();
-	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	acdc_spi_exec(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
-			 1, argtypes, values, NULL, false);
-	AtEOXact_GUC(true, nest);
+	/* through the stamp's index, even on a source without statistics */
+	acdc_spi_exec_by_index(psprintf("SELECT EXISTS (SELECT FROM %s%s)", qname, where),
+						   1, argtypes, values);
 	if (acdc_spi_bool(0, 1))
 	{
 		MemoryContext cxt = CurrentMemoryContext;

@@ -404,6 +404,22 @@ acdc_spi_exec_by_key(const char *sql)
 	AtEOXact_GUC(true, nest);
 }
 
+/*
+ * Runs a statement (with arguments) whose scan must go through an index,
+ * not the table: on a table without statistics the planner takes a
+ * sequential scan for an EXISTS it expects to stop early, and reads the
+ * whole table when no row matches.
+ */
+void
+acdc_spi_exec_by_index(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	int			nest = NewGUCNestLevel();
+
+	set_option_saved("enable_seqscan", "off");
+	acdc_spi_exec(sql, nargs, argtypes, values, NULL, false);
+	AtEOXact_GUC(true, nest);
+}
+
 /* Runs a statement on autocdc's own catalog as the extension owner. */
 void
 acdc_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
