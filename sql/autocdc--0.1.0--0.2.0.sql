@@ -779,7 +779,10 @@ COMMENT ON VIEW autocdc.flows IS 'autocdc: every flow with its kind, source, tar
 -- state keeps rows only for tombstones and partial-update columns; a target
 -- from 0.1.0 keeps it in the state, a row per key.  held_rows: such a new
 -- SCD 1 target, or an SCD 2 target, held rows after autocdc last wrote it
--- (a target found empty then was emptied by hand).
+-- (a target found empty then was emptied by hand).  tombstones_purged_at:
+-- when a run last looked for SCD 1 tombstones past the retention (a scan
+-- of the state, at most once per tenth of the retention).
 ALTER TABLE autocdc.target
   ADD COLUMN sequence_in_target boolean NOT NULL DEFAULT false,
-  ADD COLUMN held_rows boolean NOT NULL DEFAULT false;
+  ADD COLUMN held_rows boolean NOT NULL DEFAULT false,
+  ADD COLUMN tombstones_purged_at timestamptz;

@@ -236,7 +236,9 @@ acdc_catalog_load_target_state(FlowDef *flow)
 
 	acdc_catalog_exec("SELECT partial_columns, truncate_seq, "
 				 "       pg_catalog.date_part('epoch', tombstone_retention), "
-				 "       sequence_in_target, held_rows "
+				 "       sequence_in_target, held_rows, "
+				 "       COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() "
+				 "                OPERATOR(pg_catalog.-) tombstones_purged_at), -1) "
 				 "  FROM autocdc.target "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 1, argtypes, values, NULL);
@@ -256,6 +258,13 @@ acdc_catalog_load_target_state(FlowDef *flow)
 	}
 	flow->seq_in_target = acdc_spi_bool(0, 4);
 	flow->held_rows = acdc_spi_bool(0, 5);
+	{
+		bool		isnull;
+
+		flow->purge_age_s = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc, 6, &isnull));
+	}
+	flow->purged = false;
 }
 
 void
@@ -339,6 +348,17 @@ acdc_catalog_set_truncate_seq(Oid target, const char *seq)
 	acdc_catalog_exec("UPDATE autocdc.target SET truncate_seq = $2 "
 				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
 				 2, argtypes, values, NULL);
+}
+
+void
+acdc_catalog_set_tombstones_purged(Oid target)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(target)};
+
+	acdc_catalog_exec("UPDATE autocdc.target SET tombstones_purged_at = pg_catalog.now() "
+				 " WHERE target OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+				 1, argtypes, values, NULL);
 }
 
 void

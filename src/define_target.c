@@ -675,19 +675,19 @@ acdc_define_create_state_table(FlowSpec *spec, Oid owner)
 	StringInfoData sql;
 	char		sname[NAMEDATALEN];
 	char	   *seqtype = acdc_define_seq_column_type(spec);
-	char	   *qname;
 
 	initStringInfo(&sql);
-	qname = acdc_define_aux_table_head(&sql, spec, "__autocdc_state", sname);
+	acdc_define_aux_table_head(&sql, spec, "__autocdc_state", sname);
 	appendStringInfo(&sql,
 					 "__autocdc_upsert_seq %s, __autocdc_delete_seq %s, "
 					 "__autocdc_deleted_at pg_catalog.timestamptz, PRIMARY KEY (",
 					 seqtype, seqtype);
 	acdc_append_column_list(&sql, spec->keys, NULL);
-	/* half empty: most runs update most of their keys' rows, in place (HOT) */
-	appendStringInfo(&sql, ")) WITH (fillfactor = 50); "
-					 "CREATE INDEX ON %s (__autocdc_deleted_at) WHERE __autocdc_deleted_at IS NOT NULL",
-					 qname);
+	/*
+	 * Half empty: most runs update most of their keys' rows, in place (HOT).
+	 * No index on __autocdc_deleted_at (acdc_scd1_purge_tombstones).
+	 */
+	appendStringInfoString(&sql, ")) WITH (fillfactor = 50)");
 	return acdc_define_create_aux_table(spec, sql.data, sname, "state", owner);
 }
 

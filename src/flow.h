@@ -85,6 +85,9 @@ typedef struct FlowDef
 	bool		seq_in_target;	/* SCD 1: the applied upsert's sequence is in the
 								 * target's __autocdc_sequence, not the state */
 	bool		held_rows;		/* ... and the target held rows after the last run */
+	double		purge_age_s;	/* SCD 1: seconds since a run last looked for
+								 * tombstones past retention, <0: never */
+	bool		purged;			/* this run looked (see acdc_scd1_purge_tombstones) */
 
 	/* Checkpoint, read under lock at run time. */
 	char	   *ckpt_snapshot;	/* NULL before the first run */
@@ -121,6 +124,7 @@ extern void acdc_catalog_note_cluster(void);
 extern void acdc_catalog_reset_target(Oid target);
 extern void acdc_catalog_set_truncate_seq(Oid target, const char *seq);
 extern void acdc_catalog_set_held_rows(Oid target, bool held);
+extern void acdc_catalog_set_tombstones_purged(Oid target);
 extern void acdc_catalog_log_event(int64 run_id, FlowDef *flow, bool full_refresh,
 							  FlowCounts *counts, const char *status,
 							  const char *error, double seconds);

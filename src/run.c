@@ -442,6 +442,8 @@ run_flow_inner(FlowResult *r, bool refresh)
 		acdc_catalog_set_truncate_seq(f->target, new_t);
 	if (held != f->held_rows)
 		acdc_catalog_set_held_rows(f->target, held);
+	if (f->purged)
+		acdc_catalog_set_tombstones_purged(f->target);
 	acdc_catalog_save_checkpoint(f, p.snapshot, own_after, (int64) cid, version);
 	r->status = "success";
 }

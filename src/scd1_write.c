@@ -463,7 +463,11 @@ acdc_scd1_write_truncate(FlowDef *f, const char *t)
 
 /*
  * Tombstones older than the target's retention (its tombstone_retention,
- * else autocdc.tombstone_retention) are forgotten.
+ * else autocdc.tombstone_retention) are forgotten.  Looking for them scans
+ * the state: an index on when keys died would cost every delete a WAL
+ * record (most of SCD 1's WAL beyond the target's own), so a run looks at
+ * most once per tenth of the retention, and a tombstone lives up to 1.1
+ * times it.
  */
 void
 acdc_scd1_purge_tombstones(FlowDef *f)
@@ -471,8 +475,10 @@ acdc_scd1_purge_tombstones(FlowDef *f)
 	Oid			argtypes[1] = {FLOAT8OID};
 	Datum		values[1] = {Float8GetDatum(f->tombstone_retention_s)};
 
-	if (f->tombstone_retention_s < 0)
+	if (f->tombstone_retention_s < 0 ||
+		(f->purge_age_s >= 0 && f->purge_age_s < f->tombstone_retention_s / 10))
 		return;
+	f->purged = true;
 	acdc_spi_exec(psprintf("DELETE FROM %s WHERE __autocdc_deleted_at OPERATOR(pg_catalog.<) "
 					  "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
 					  acdc_rel_qualified_name(f->state)),

@@ -47,6 +47,60 @@ INSERT INTO ret_r_src VALUES (1, 'late', 3, NULL);
 SELECT flow, rows_upserted, rows_skipped FROM autocdc.run('ret_r') ORDER BY flow;
 SELECT 'ret_r1' AS t, * FROM ret_r1 UNION ALL SELECT 'ret_r2', * FROM ret_r2 ORDER BY 1, 2;
 
+-- The state has no index on when a key died: a run looks for tombstones
+-- past the retention (a scan) at most once per tenth of it, and records
+-- when in autocdc.target.  Ages are set back by hand here.
+CREATE TABLE ret_t_src (id int, v text, seq int, op text);
+SELECT autocdc.create_auto_cdc_flow(target => 'ret_t', source => 'ret_t_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  tombstone_retention => '10 minutes', pipeline => 'ret_t');
+SELECT count(*) AS state_indexes, bool_and(i.indisprimary) AS only_the_key
+  FROM autocdc.target t JOIN pg_index i ON i.indrelid = t.state_table WHERE t.target = 'ret_t'::regclass;
+SELECT tombstones_purged_at FROM autocdc.target WHERE target = 'ret_t'::regclass;
+INSERT INTO ret_t_src VALUES (1, 'a', 1, NULL), (1, NULL, 2, 'D'), (2, 'b', 1, NULL), (2, NULL, 2, 'D');
+SELECT rows_deleted FROM autocdc.run('ret_t');
+SELECT now() - tombstones_purged_at < interval '1 minute' AS looked FROM autocdc.target WHERE target = 'ret_t'::regclass;
+CREATE FUNCTION ret_t_age(k int, age interval) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('UPDATE %s SET __autocdc_deleted_at = now() - $2 WHERE id = $1',
+                 (SELECT state_table FROM autocdc.target WHERE target = 'ret_t'::regclass)) USING k, age;
+END $$;
+CREATE FUNCTION ret_t_dead() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  EXECUTE format('SELECT string_agg(id::text, '' '' ORDER BY id) FROM %s',
+                 (SELECT state_table FROM autocdc.target WHERE target = 'ret_t'::regclass)) INTO r;
+  RETURN r;
+END $$;
+-- Key 1 died 11 minutes ago, but a run looked a moment ago: kept.
+SELECT ret_t_age(1, '11 minutes');
+INSERT INTO ret_t_src VALUES (3, 'c', 1, NULL);
+SELECT rows_upserted FROM autocdc.run('ret_t');
+SELECT ret_t_dead() AS tombstones;
+-- A minute after the last look (a tenth of the retention), the next run looks.
+UPDATE autocdc.target SET tombstones_purged_at = now() - interval '1 minute' WHERE target = 'ret_t'::regclass;
+INSERT INTO ret_t_src VALUES (4, 'd', 1, NULL);
+SELECT rows_upserted FROM autocdc.run('ret_t');
+SELECT ret_t_dead() AS tombstones,
+       (SELECT now() - tombstones_purged_at < interval '1 minute' FROM autocdc.target WHERE target = 'ret_t'::regclass) AS looked;
+-- Key 1 forgotten: a late upsert older than its delete brings it back; key 2's stays out.
+INSERT INTO ret_t_src VALUES (1, 'late', 1, NULL), (2, 'late', 1, NULL);
+SELECT rows_upserted, rows_skipped FROM autocdc.run('ret_t');
+SELECT * FROM ret_t ORDER BY id;
+-- A failed run keeps the tombstone and the time of the last look; the next run looks.
+UPDATE autocdc.target SET tombstones_purged_at = now() - interval '1 hour' WHERE target = 'ret_t'::regclass;
+SELECT ret_t_age(2, '11 minutes');
+INSERT INTO ret_t_src VALUES (5, 'e', NULL, NULL);
+SELECT status FROM autocdc.run('ret_t');
+SELECT ret_t_dead() AS tombstones,
+       (SELECT now() - tombstones_purged_at > interval '59 minutes' FROM autocdc.target WHERE target = 'ret_t'::regclass) AS not_looked;
+DELETE FROM ret_t_src WHERE id = 5;
+SELECT status FROM autocdc.run('ret_t');
+SELECT ret_t_dead() AS tombstones;
+SELECT autocdc.drop_flow('ret_t');
+DROP TABLE ret_t, ret_t_src;
+DROP FUNCTION ret_t_age(int, interval), ret_t_dead();
+
 -- SCD 2: a delete stored longer ago than the retention becomes the key's
 -- floor: the events before it are dropped, history before it stays, a
 -- later event older than it is skipped, newer ones fold as ever.
