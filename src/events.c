@@ -755,6 +755,15 @@ acdc_events_key_latest(Events *ev, uint32 id, TupleTableSlot *u, TupleTableSlot 
 	return true;
 }
 
+bool
+acdc_events_seek(Events *ev, uint32 id)
+{
+	if (ev->hash == NULL)
+		return false;
+	acdc_events_hash_seek(ev, id);
+	return true;
+}
+
 void
 acdc_events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src)
 {

@@ -88,6 +88,12 @@ extern TupleTableSlot *acdc_events_next(Events *ev);
  * were sorted instead of grouped in memory: read them with acdc_events_next.
  */
 extern bool acdc_events_key_latest(Events *ev, uint32 id, TupleTableSlot *u, TupleTableSlot *d);
+/*
+ * Key id's events are the next acdc_events_next returns, so that a fold
+ * can take the keys in any order.  False, with nothing done, when the
+ * events were sorted: then the keys come in order of their numbers.
+ */
+extern bool acdc_events_seek(Events *ev, uint32 id);
 /* dst := src's event, until acdc_events_end (without a copy when sorted in memory) */
 extern void acdc_events_keep(Events *ev, TupleTableSlot *dst, TupleTableSlot *src);
 
@@ -149,6 +155,7 @@ extern void acdc_events_hash_order(Events *ev, BatchRelation *keys, TupleTableSl
 extern bool acdc_events_hash_next(Events *ev, TupleTableSlot *slot);
 extern void acdc_events_hash_key_latest(Events *ev, uint32 id, TupleTableSlot *u,
 										TupleTableSlot *d);
+extern void acdc_events_hash_seek(Events *ev, uint32 id);
 extern void acdc_events_new_key(Events *ev, BatchRelation *keys, Datum *keyvals, uint32 n);
 extern void acdc_events_found_conflict(Events *ev, TupleTableSlot *slot);
 

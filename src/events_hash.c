@@ -122,6 +122,7 @@ struct EventsHash
 	MinimalTuple (*latest)[2];
 	/* after acdc_events_hash_order: the events in key and sequence order */
 	SeqItem    *order;
+	uint32	   *kstart;			/* by key number: where its events begin there */
 	uint32		pos;
 };
 
@@ -386,6 +387,8 @@ acdc_events_hash_spill(Events *ev, Tuplesortstate *sort)
 	pfree(h->kfirst);
 	if (h->latest)
 		pfree(h->latest);
+	if (h->kstart)
+		pfree(h->kstart);
 	pfree(h);
 	ev->hash = NULL;
 }
@@ -512,11 +515,14 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 
 	/* each key's events by sequence, its number, its conflicts and latest events */
 	h->latest = palloc_extended(sizeof(MinimalTuple) * 2 * Max(nk, 1), MCXT_ALLOC_HUGE);
+	h->kstart = palloc_extended(sizeof(uint32) * Max(nk, 1), MCXT_ALLOC_HUGE);
 	start = 0;
 	for (uint32 r = 0; r < nk; r++)
 	{
 		uint32		n = h->kcount[keys[r]];
 		SeqItem    *items = &h->order[start];
+
+		h->kstart[r] = start;
 
 		if ((r & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -562,6 +568,13 @@ acdc_events_hash_next(Events *ev, TupleTableSlot *slot)
 		prefetch_line(h->order[h->pos + PENDING].tuple);
 	ExecStoreMinimalTuple(h->order[h->pos++].tuple, slot, false);
 	return true;
+}
+
+/* Key id's events come next (ids are ranks: the keys are numbered in order). */
+void
+acdc_events_hash_seek(Events *ev, uint32 id)
+{
+	ev->hash->pos = ev->hash->kstart[id];
 }
 
 /*

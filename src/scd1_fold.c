@@ -84,7 +84,8 @@ typedef struct Scd1Fold
 	int16		seqlen;
 	bool		seqbyval;
 	Datum		now;
-	uint32		next_key;
+	uint32		nfolded;		/* keys folded so far */
+	bool	   *folded;			/* by key number, when the keys come in any order */
 	MemoryContext keycxt;		/* reset per key */
 	TupleTableSlot *winner;		/* the key's latest upsert */
 	TupleTableSlot *latest;		/* the key's latest delete */
@@ -451,8 +452,14 @@ scd1_receive(TupleTableSlot *slot, DestReceiver *self)
 
 	slot_getallattrs(slot);
 	id = (uint32) DatumGetInt32(slot->tts_values[ST_ID]);
-	if (id != F->next_key++)
+	if (F->folded ? id >= F->ev->nkeysets || F->folded[id] : id != F->nfolded)
 		elog(ERROR, "autocdc: flow \"%s\": key %u read out of order", F->f->name, id);
+	if (F->folded)
+	{
+		F->folded[id] = true;
+		acdc_events_seek(F->ev, id);
+	}
+	F->nfolded++;
 	old = MemoryContextSwitchTo(F->keycxt);
 	fold_key(F, id, slot);
 	MemoryContextSwitchTo(old);
@@ -470,7 +477,10 @@ scd1_noop(DestReceiver *self)
 {
 }
 
-/* Each key's state and target row, in the order of the keys' numbers. */
+/*
+ * Each key's state and target row; in the order of the keys' numbers when
+ * the fold cannot find a key's events by its number (sorted events).
+ */
 static char *
 state_statement(Scd1Fold *F)
 {
@@ -494,7 +504,9 @@ state_statement(Scd1Fold *F)
 	acdc_append_keys_match(&sql, f, "k", "st");
 	appendStringInfo(&sql, " LEFT JOIN %s t ON ", acdc_rel_qualified_name(f->target));
 	acdc_append_keys_match(&sql, f, "k", "t");
-	appendStringInfoString(&sql, " ORDER BY k.__autocdc_id");
+	/* sorting the rows cost 5% of a run where the events can be found by key */
+	if (F->folded == NULL)
+		appendStringInfoString(&sql, " ORDER BY k.__autocdc_id");
 	return sql.data;
 }
 
@@ -566,6 +578,10 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 	F->keycxt = AllocSetContextCreate(CurrentMemoryContext, "autocdc key", ALLOCSET_SMALL_SIZES);
 	F->winner = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
 	F->latest = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
+	/* grouped in memory, a key's events are found by its number */
+	if (ev->hash != NULL)
+		F->folded = palloc_extended(sizeof(bool) * Max(ev->nkeysets, 1),
+									 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
 	/* the mark before the run, then after this batch's truncates */
 	if (p->truncate_seq != NULL)
@@ -627,8 +643,8 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	if (rc < 0)
 		elog(ERROR, "autocdc: SPI failed (%s) reading the state of flow \"%s\"",
 			 SPI_result_code_string(rc), f->name);
-	if (F.next_key != ev->nkeysets || acdc_events_next(ev) != NULL)
-		elog(ERROR, "autocdc: flow \"%s\" folded %u of %u keys", f->name, F.next_key, ev->nkeysets);
+	if (F.nfolded != ev->nkeysets || (F.folded == NULL && acdc_events_next(ev) != NULL))
+		elog(ERROR, "autocdc: flow \"%s\" folded %u of %u keys", f->name, F.nfolded, ev->nkeysets);
 	INSTR_TIME_SET_CURRENT(t1);
 	acdc_progress_phase(ACDC_PHASE_WRITING);
 	acdc_scd1_writes_finish(&F.w, counts);
