@@ -258,6 +258,23 @@ SELECT * FROM pinned ORDER BY id;
 DROP FUNCTION label_of(text);
 DROP FUNCTION label_of(varchar);
 
+-- Statistics: a run analyzes the table of a source query that grew by a
+-- tenth and 1 MB since its statistics (the query's joins rest on them), and
+-- leaves a table read alone as it is (its read is a scan: reltuples stays
+-- -1, never analyzed).
+CREATE TABLE st_plain (id int, v text, seq int);
+CREATE TABLE st_query (id int, v text, seq int);
+SELECT autocdc.create_auto_cdc_flow(target => 'st_plain_t', source => 'st_plain', keys => ARRAY['id'],
+  sequence_by => 'seq', pipeline => 'stats');
+SELECT autocdc.create_auto_cdc_flow(target => 'st_query_t', keys => ARRAY['id'], sequence_by => 'seq',
+  source_query => 'SELECT id, v, seq FROM STREAM(st_query)', pipeline => 'stats');
+INSERT INTO st_plain (id, v, seq) SELECT i, repeat('x', 100), i FROM generate_series(1, 20000) i;
+INSERT INTO st_query (id, v, seq) SELECT id, v, seq FROM st_plain;
+SELECT relname, reltuples FROM pg_class WHERE oid IN ('st_plain'::regclass, 'st_query'::regclass) ORDER BY relname;
+SELECT flow, rows_read, rows_upserted, status FROM autocdc.run('stats') ORDER BY flow;
+SELECT relname, reltuples FROM pg_class WHERE oid IN ('st_plain'::regclass, 'st_query'::regclass) ORDER BY relname;
+SELECT (SELECT count(*) FROM st_plain_t) AS plain_rows, (SELECT count(*) FROM st_query_t) AS query_rows;
+
 SELECT name, options->'source_query' AS source_query, options->'snapshot_query' AS snapshot_query
   FROM autocdc.flows WHERE pipeline LIKE 'sq%' ORDER BY name;
 
