@@ -7,6 +7,7 @@
  *-------------------------------------------------------------------------
  */
 #include "scd2_fold.h"
+#include "direct_insert.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -211,6 +212,66 @@ acdc_write_new_events(Fold2 *F, FlowCounts *counts)
 	write_events(F, NULL, 0, counts);
 }
 
+/* values := the version as a row of idesc (key number, keys, values, start, end) */
+static void
+put_version(Fold2 *F, Version *v, Datum *values, bool *nulls)
+{
+	int			at = put_keyed_values(F, v->key, v->keys, v->vals, v->nulls, values, nulls);
+
+	values[at] = v->start;
+	nulls[at++] = false;
+	values[at] = v->end;
+	nulls[at] = v->open;
+}
+
+/*
+ * New versions into the target: straight in where an INSERT could do
+ * nothing else (direct_insert.c), else by an INSERT from a relation of them.
+ */
+static void
+insert_versions(Fold2 *F, TupleDesc idesc, Version **toins, uint64 n,
+				Datum *values, bool *nulls)
+{
+	AttrNumber *attnums = palloc0(sizeof(AttrNumber) * idesc->natts);
+	DirectInsert *d;
+	BatchRelation ins;
+	ListCell   *lc;
+	int			at = 1;
+
+	if (n == 0)
+		return;
+	foreach(lc, F->f->keys)
+		attnums[at++] = get_attnum(F->f->target, lfirst(lc));
+	for (int j = 0; j < F->nvals; j++)
+		attnums[at++] = get_attnum(F->f->target, F->names[j]);
+	attnums[at++] = get_attnum(F->f->target, "__start_at");
+	attnums[at] = get_attnum(F->f->target, "__end_at");
+	d = acdc_direct_insert_begin(F->f->target, idesc, attnums);
+	if (d)
+	{
+		for (uint64 i = 0; i < n; i++)
+		{
+			put_version(F, toins[i], values, nulls);
+			acdc_direct_insert_put(d, values, nulls);
+		}
+		acdc_direct_insert_end(d);
+		return;
+	}
+	acdc_batch_relation_begin(&ins, "__autocdc_ins", idesc);
+	for (uint64 i = 0; i < n; i++)
+	{
+		put_version(F, toins[i], values, nulls);
+		acdc_batch_relation_put(&ins, values, nulls);
+	}
+	acdc_batch_relation_register(&ins);
+	acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
+						   "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",
+						   F->c->qtarget, acdc_validate_prefixed_keys(F->f, NULL),
+						   acdc_value_list(F, NULL), acdc_validate_prefixed_keys(F->f, "x"),
+						   acdc_value_list(F, "x"), ins.name),
+				  0, NULL, NULL, NULL, false);
+}
+
 /*
  * The events the store must now hold (of the fold's input, inp), then the
  * changed versions.
@@ -220,8 +281,7 @@ acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
 			   Version *nv, uint64 nnew, FlowCounts *counts)
 {
 	int			nk = F->ev->nkeys;
-	BatchRelation ins,
-				del,
+	BatchRelation del,
 				close,			/* ends set */
 				reopen;			/* ends taken away (set to NULL) */
 	BatchRelation *ends[] = {&close, &reopen};	/* in this order */
@@ -231,8 +291,8 @@ acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
 	bool	   *nulls = palloc(sizeof(bool) * natts);
 	uint64		i = 0,
 				j = 0;
-	char	   *keys;
-	char	   *vals;
+	Version   **toins;			/* the versions to insert */
+	uint64		ninsert = 0;
 	bool		by_start = F->by_start;
 	bool		by_keys = F->by_keys;
 	char	   *match;
@@ -243,7 +303,7 @@ acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
 	acdc_init_value_entries(F, idesc, 2 + nk);
 	acdc_seq_entry(F, idesc, 2 + nk + F->nvals, "__start_at");
 	acdc_seq_entry(F, idesc, 3 + nk + F->nvals, "__end_at");
-	acdc_batch_relation_begin(&ins, "__autocdc_ins", idesc);
+	toins = palloc_extended(sizeof(Version *) * Max(nnew, 1), MCXT_ALLOC_HUGE);
 	tid_relation(F, &del, "__autocdc_del", by_keys);
 	tid_relation(F, &close, "__autocdc_close", by_keys);
 	tid_relation(F, &reopen, "__autocdc_reopen", by_keys);
@@ -268,21 +328,9 @@ acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
 			i++;
 		}
 		if (c >= 0)
-		{
-			int			at = put_keyed_values(F, nv[j].key, nv[j].keys, nv[j].vals, nv[j].nulls,
-											  values, nulls);
-
-			values[at] = nv[j].start;
-			nulls[at++] = false;
-			values[at] = nv[j].end;
-			nulls[at] = nv[j].open;
-			acdc_batch_relation_put(&ins, values, nulls);
-			j++;
-		}
+			toins[ninsert++] = &nv[j++];
 	}
 
-	keys = acdc_validate_prefixed_keys(F->f, NULL);
-	vals = acdc_value_list(F, "x");
 	match = stored_match(F, by_keys, by_start);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
 	if (acdc_batch_relation_register(&del))
@@ -292,11 +340,6 @@ acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
 		if (acdc_batch_relation_register(ends[r]))
 			exec_stored(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
 								 F->c->qtarget, ends[r]->name, match), by_start);
-	if (acdc_batch_relation_register(&ins))
-		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
-						  "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",
-						  F->c->qtarget, keys, acdc_value_list(F, NULL),
-						  acdc_validate_prefixed_keys(F->f, "x"), vals, ins.name),
-				 0, NULL, NULL, NULL, false);
-	counts->upserted += ins.n + close.n + reopen.n;
+	insert_versions(F, idesc, toins, ninsert, values, nulls);
+	counts->upserted += ninsert + close.n + reopen.n;
 }

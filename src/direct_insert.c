@@ -1,0 +1,208 @@
+/*-------------------------------------------------------------------------
+ * direct_insert.c
+ *	  A fold's new rows straight into a table, batched as COPY batches them,
+ *	  where the SQL INSERT of the same rows could not do anything else.
+ *-------------------------------------------------------------------------
+ */
+#include "direct_insert.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/acl.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+/* As COPY: at most this many rows, or about this many bytes, per batch. */
+#define DIRECT_BATCH_ROWS	1000
+#define DIRECT_BATCH_BYTES	65535
+
+struct DirectInsert
+{
+	Relation	rel;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	int			ninput;
+	AttrNumber *attnums;
+	bool		check;			/* the table has NOT NULL or CHECK constraints */
+	CommandId	cid;
+	TupleTableSlot *slots[DIRECT_BATCH_ROWS];
+	int			nslots;			/* made so far */
+	int			nused;
+	Size		bytes;
+	uint64		n;
+};
+
+/* Whether any trigger fires for an INSERT (foreign key checks included). */
+static bool
+fires_on_insert(TriggerDesc *t)
+{
+	return t && (t->trig_insert_before_row || t->trig_insert_after_row ||
+				 t->trig_insert_instead_row || t->trig_insert_before_statement ||
+				 t->trig_insert_after_statement || t->trig_insert_new_table);
+}
+
+/*
+ * Whether an INSERT of the mapped columns would only form, check and index
+ * the rows: no code of the table's that the direct path does not run, no
+ * value it does not have, no type coercion.
+ */
+static bool
+insert_is_plain(Relation rel, TupleDesc desc, const AttrNumber *attnums)
+{
+	TupleDesc	td = RelationGetDescr(rel);
+	Form_pg_class c = rel->rd_rel;
+
+	/* heap: a row's size is its formed tuple's, with no copy made */
+	if (c->relkind != RELKIND_RELATION || c->relam != HEAP_TABLE_AM_OID ||
+		c->relispartition || c->relhasrules || c->relrowsecurity ||
+		fires_on_insert(rel->trigdesc))
+		return false;
+	/* without the right, the SQL INSERT gives the error */
+	if (pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+		return false;
+	for (int a = 0; a < td->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, a);
+		int			i;
+
+		if (att->attisdropped)
+			continue;
+		if (att->attidentity || att->attgenerated)
+			return false;
+		for (i = 0; i < desc->natts; i++)
+			if (attnums[i] == att->attnum)
+				break;
+		if (i == desc->natts)
+		{
+			/* a column the rows do not give: NULL, unless it has a default */
+			if (att->atthasdef)
+				return false;
+			continue;
+		}
+		if (TupleDescAttr(desc, i)->atttypid != att->atttypid ||
+			(att->atttypmod >= 0 && TupleDescAttr(desc, i)->atttypmod != att->atttypmod))
+			return false;
+	}
+	return true;
+}
+
+DirectInsert *
+acdc_direct_insert_begin(Oid relid, TupleDesc desc, const AttrNumber *attnums)
+{
+	Relation	rel = table_open(relid, RowExclusiveLock);
+	DirectInsert *d;
+	RangeTblEntry *rte;
+
+	if (!insert_is_plain(rel, desc, attnums))
+	{
+		table_close(rel, NoLock);
+		return NULL;
+	}
+	d = palloc0(sizeof(DirectInsert));
+	d->rel = rel;
+	d->ninput = desc->natts;
+	d->attnums = palloc(sizeof(AttrNumber) * Max(desc->natts, 1));
+	memcpy(d->attnums, attnums, sizeof(AttrNumber) * desc->natts);
+	d->estate = CreateExecutorState();
+	rte = makeNode(RangeTblEntry);
+	rte->rtekind = RTE_RELATION;
+	rte->relid = relid;
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = RowExclusiveLock;
+	rte->requiredPerms = ACL_INSERT;
+	for (int i = 0; i < desc->natts; i++)
+		if (attnums[i] > 0)
+			rte->insertedCols = bms_add_member(rte->insertedCols,
+											   attnums[i] - FirstLowInvalidHeapAttributeNumber);
+	ExecInitRangeTable(d->estate, list_make1(rte));
+	d->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(d->rri, rel, 1, NULL, 0);
+	ExecOpenIndices(d->rri, false);
+	/* a deferred unique or exclusion check needs the INSERT's after-trigger queue */
+	for (int i = 0; i < d->rri->ri_NumIndices; i++)
+		if (!d->rri->ri_IndexRelationDescs[i]->rd_index->indimmediate)
+		{
+			ExecCloseIndices(d->rri);
+			FreeExecutorState(d->estate);
+			table_close(rel, NoLock);
+			return NULL;
+		}
+	d->check = RelationGetDescr(rel)->constr != NULL;
+	/* as a statement: after what came before, in a snapshot that sees it */
+	CommandCounterIncrement();
+	d->cid = GetCurrentCommandId(true);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	return d;
+}
+
+static void
+flush(DirectInsert *d)
+{
+	if (d->nused == 0)
+		return;
+	table_multi_insert(d->rel, d->slots, d->nused, d->cid, 0, NULL);
+	for (int i = 0; i < d->nused; i++)
+	{
+		if (d->rri->ri_NumIndices > 0)
+			list_free(ExecInsertIndexTuples(d->rri, d->slots[i], d->estate,
+											false, false, NULL, NIL));
+		ExecClearTuple(d->slots[i]);
+	}
+	ResetPerTupleExprContext(d->estate);
+	d->n += d->nused;
+	d->nused = 0;
+	d->bytes = 0;
+}
+
+void
+acdc_direct_insert_put(DirectInsert *d, Datum *values, bool *nulls)
+{
+	TupleTableSlot *slot;
+
+	CHECK_FOR_INTERRUPTS();
+	if (d->nused == d->nslots)
+		d->slots[d->nslots++] = table_slot_create(d->rel, NULL);
+	slot = d->slots[d->nused];
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (int i = 0; i < d->ninput; i++)
+		if (d->attnums[i] > 0)
+		{
+			slot->tts_values[d->attnums[i] - 1] = values[i];
+			slot->tts_isnull[d->attnums[i] - 1] = nulls[i];
+		}
+	ExecStoreVirtualTuple(slot);
+	if (d->check)
+		ExecConstraints(d->rri, slot, d->estate);
+	/* the row's own copy, whose size bounds the batch */
+	d->bytes += ExecFetchSlotHeapTuple(slot, true, NULL)->t_len;
+	if (++d->nused == DIRECT_BATCH_ROWS || d->bytes >= DIRECT_BATCH_BYTES)
+		flush(d);
+}
+
+uint64
+acdc_direct_insert_end(DirectInsert *d)
+{
+	uint64		n;
+
+	flush(d);
+	/* what follows sees the rows, as after an SPI statement */
+	CommandCounterIncrement();
+	PopActiveSnapshot();
+	for (int i = 0; i < d->nslots; i++)
+		ExecDropSingleTupleTableSlot(d->slots[i]);
+	ExecCloseIndices(d->rri);
+	FreeExecutorState(d->estate);
+	table_close(d->rel, NoLock);
+	n = d->n;
+	pfree(d->attnums);
+	pfree(d);
+	return n;
+}

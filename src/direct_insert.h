@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ * direct_insert.h
+ *	  Inserting a fold's new rows straight into a table, in batches as COPY
+ *	  does (one WAL record per page, no tuplestore, no executor per row),
+ *	  where no SQL INSERT could behave otherwise: a heap table with no
+ *	  trigger, rule or row security, no default to compute, no deferred
+ *	  constraint, and the rows already of the columns' types.  Elsewhere the caller goes
+ *	  on through SQL.
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_DIRECT_INSERT_H
+#define AUTOCDC_DIRECT_INSERT_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+#include "access/tupdesc.h"
+
+typedef struct DirectInsert DirectInsert;
+
+/*
+ * A direct insert into relid of rows shaped as "desc", whose attribute i
+ * goes to the table's column attnums[i] (0: not inserted); NULL when the
+ * table needs the SQL INSERT.  Checks constraints and fills every index as
+ * the INSERT would, with the current user's rights; errors are the INSERT's.
+ */
+extern DirectInsert *acdc_direct_insert_begin(Oid relid, TupleDesc desc, const AttrNumber *attnums);
+extern void acdc_direct_insert_put(DirectInsert *d, Datum *values, bool *nulls);
+/* Inserts what is left and closes the table; returns the rows inserted. */
+extern uint64 acdc_direct_insert_end(DirectInsert *d);
+
+#endif							/* AUTOCDC_DIRECT_INSERT_H */
