@@ -17,6 +17,7 @@
  *-------------------------------------------------------------------------
  */
 #include "scd2_fold.h"
+#include "direct_insert.h"
 #include "validate.h"
 
 #include "access/htup_details.h"
@@ -658,8 +659,7 @@ write_rows(Fold2 *F, BtRow *old, uint64 nold, BtRow *nv, uint64 nnew, FlowCounts
 	uint64		i = 0,
 				j = 0;
 	char	   *match;
-	char	   *keys;
-	char	   *vals;
+	static const char *const periods[] = {"__start_at", "__end_at", "__system_start_at", "__system_end_at"};
 
 	acdc_init_value_entries(F, idesc, 2 + nk);
 	field_entry(F, idesc, 2 + nk + F->nvals, "__start_at", 0);
@@ -720,14 +720,7 @@ write_rows(Fold2 *F, BtRow *old, uint64 nold, BtRow *nv, uint64 nnew, FlowCounts
 		if (acdc_batch_relation_register(ends[r]))
 			exec_stored(F, psprintf("UPDATE %s t SET __system_end_at = d.__system_end_at FROM %s d WHERE %s",
 									F->c->qtarget, ends[r]->name, match));
-	keys = acdc_validate_prefixed_keys(F->f, NULL);
-	vals = acdc_value_list(F, "x");
-	if (acdc_batch_relation_register(&ins))
-		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at, __system_start_at, __system_end_at) "
-							   "SELECT %s%s, x.__start_at, x.__end_at, x.__system_start_at, x.__system_end_at FROM %s x",
-							   F->c->qtarget, keys, acdc_value_list(F, NULL),
-							   acdc_validate_prefixed_keys(F->f, "x"), vals, ins.name),
-					  0, NULL, NULL, NULL, false);
+	acdc_insert_batch(&ins, F->f->target, F->c->qtarget, acdc_keyed_columns(F, lengthof(periods), periods));
 	counts->upserted += ins.n + reopen.n;
 	counts->deleted += del.n + close.n;
 }

@@ -5,6 +5,7 @@
  *-------------------------------------------------------------------------
  */
 #include "direct_insert.h"
+#include "autocdc.h"
 
 #include "access/table.h"
 #include "access/tableam.h"
@@ -13,9 +14,11 @@
 #include "catalog/pg_class.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -94,22 +97,30 @@ insert_is_plain(Relation rel, TupleDesc desc, const AttrNumber *attnums)
 }
 
 DirectInsert *
-acdc_direct_insert_begin(Oid relid, TupleDesc desc, const AttrNumber *attnums)
+acdc_direct_insert_begin(Oid relid, TupleDesc desc, List *cols)
 {
 	Relation	rel = table_open(relid, RowExclusiveLock);
+	AttrNumber *attnums = palloc0(sizeof(AttrNumber) * Max(desc->natts, 1));
 	DirectInsert *d;
 	RangeTblEntry *rte;
 
+	for (int i = 0; i < desc->natts; i++)
+	{
+		const char *name = NameStr(TupleDescAttr(desc, i)->attname);
+
+		if (acdc_list_index_of_string(cols, name) >= 0)
+			attnums[i] = get_attnum(relid, name);
+	}
 	if (!insert_is_plain(rel, desc, attnums))
 	{
 		table_close(rel, NoLock);
+		pfree(attnums);
 		return NULL;
 	}
 	d = palloc0(sizeof(DirectInsert));
 	d->rel = rel;
 	d->ninput = desc->natts;
-	d->attnums = palloc(sizeof(AttrNumber) * Max(desc->natts, 1));
-	memcpy(d->attnums, attnums, sizeof(AttrNumber) * desc->natts);
+	d->attnums = attnums;
 	d->estate = CreateExecutorState();
 	rte = makeNode(RangeTblEntry);
 	rte->rtekind = RTE_RELATION;
@@ -205,4 +216,48 @@ acdc_direct_insert_end(DirectInsert *d)
 	pfree(d->attnums);
 	pfree(d);
 	return n;
+}
+
+char *
+acdc_insert_batch_sql(BatchRelation *r, const char *qrel, List *cols)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", qrel);
+	acdc_append_column_list(&sql, cols, NULL);
+	appendStringInfoString(&sql, ") SELECT ");
+	acdc_append_column_list(&sql, cols, "u");
+	appendStringInfo(&sql, " FROM %s u", r->name);
+	return sql.data;
+}
+
+uint64
+acdc_insert_batch(BatchRelation *r, Oid relid, const char *qrel, List *cols)
+{
+	DirectInsert *d = NULL;
+	TupleTableSlot *slot;
+
+	if (r->n > 0 && (d = acdc_direct_insert_begin(relid, r->desc, cols)) == NULL)
+	{
+		acdc_batch_relation_register(r);
+		acdc_spi_exec(acdc_insert_batch_sql(r, qrel, cols), 0, NULL, NULL, NULL, false);
+		return SPI_processed;
+	}
+	if (d)
+	{
+		slot = MakeSingleTupleTableSlot(r->desc, &TTSOpsMinimalTuple);
+		tuplestore_rescan(r->store);
+		while (tuplestore_gettupleslot(r->store, true, false, slot))
+		{
+			slot_getallattrs(slot);
+			acdc_direct_insert_put(d, slot->tts_values, slot->tts_isnull);
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		acdc_direct_insert_end(d);
+	}
+	/* unregistered: its temporary files must not outlive the subtransaction */
+	tuplestore_end(r->store);
+	r->store = NULL;
+	return r->n;
 }

@@ -13,20 +13,33 @@
 
 #include "postgres.h"
 
-#include "access/attnum.h"
+#include "relation.h"
+
 #include "access/tupdesc.h"
+#include "nodes/pg_list.h"
 
 typedef struct DirectInsert DirectInsert;
 
 /*
- * A direct insert into relid of rows shaped as "desc", whose attribute i
- * goes to the table's column attnums[i] (0: not inserted); NULL when the
- * table needs the SQL INSERT.  Checks constraints and fills every index as
- * the INSERT would, with the current user's rights; errors are the INSERT's.
+ * A direct insert into relid of rows shaped as "desc", whose attributes
+ * named in cols go to the table's columns of those names (the others are
+ * not inserted); NULL when the table needs the SQL INSERT.  Checks
+ * constraints and fills every index as the INSERT would, with the current
+ * user's rights; errors are the INSERT's.
  */
-extern DirectInsert *acdc_direct_insert_begin(Oid relid, TupleDesc desc, const AttrNumber *attnums);
+extern DirectInsert *acdc_direct_insert_begin(Oid relid, TupleDesc desc, List *cols);
 extern void acdc_direct_insert_put(DirectInsert *d, Datum *values, bool *nulls);
 /* Inserts what is left and closes the table; returns the rows inserted. */
 extern uint64 acdc_direct_insert_end(DirectInsert *d);
+
+/* "INSERT INTO qrel (cols) SELECT cols FROM r": r's columns of those names. */
+extern char *acdc_insert_batch_sql(BatchRelation *r, const char *qrel, List *cols);
+
+/*
+ * The rows of r into relid (named qrel), its columns cols as above:
+ * directly where acdc_direct_insert_begin allows, else by
+ * acdc_insert_batch_sql with r registered.  Returns the rows inserted.
+ */
+extern uint64 acdc_insert_batch(BatchRelation *r, Oid relid, const char *qrel, List *cols);
 
 #endif							/* AUTOCDC_DIRECT_INSERT_H */

@@ -8,6 +8,7 @@
  *-------------------------------------------------------------------------
  */
 #include "scd1_write.h"
+#include "direct_insert.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -224,6 +225,7 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 	int			nstmt = 0;
 	bool		row_triggers = false;
 	bool		rules = false;
+	List	   *icols = list_concat_copy(f->keys, w->wcols);
 	StringInfoData sql;
 
 	counts->upserted = counts->deleted = 0;
@@ -248,36 +250,25 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 		stmt[1] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (acdc_batch_relation_register(&w->ins))
+	if (w->ins.n > 0)
 	{
-		List	   *cols = list_concat_copy(f->keys, w->wcols);
-
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "INSERT INTO %s (", qtarget);
-		acdc_append_column_list(&sql, cols, NULL);
-		appendStringInfoString(&sql, ") SELECT ");
-		acdc_append_column_list(&sql, cols, "u");
-		appendStringInfo(&sql, " FROM %s u", w->ins.name);
-		stmt[2] = pstrdup(sql.data);
+		stmt[2] = acdc_insert_batch_sql(&w->ins, qtarget, icols);
 		nstmt++;
 	}
 	if (nstmt > 1)
 		acdc_batch_target_code(f, &row_triggers, &rules);
 	if (nstmt == 1 || (nstmt > 1 && (!row_triggers || rules)))
 	{
-		/* a statement per kind, in this order */
+		/* a statement per kind, in this order; the inserts straight in where they can */
 		if (stmt[0])
 			counts->deleted = acdc_spi_exec_by_tid(stmt[0]);
 		if (stmt[1])
 			counts->upserted = acdc_spi_exec_by_tid(stmt[1]);
-		if (stmt[2])
-		{
-			acdc_spi_exec(stmt[2], 0, NULL, NULL, NULL, false);
-			counts->upserted += SPI_processed;
-		}
+		counts->upserted += acdc_insert_batch(&w->ins, f->target, qtarget, icols);
 	}
 	else if (nstmt > 1)
 	{
+		acdc_batch_relation_register(&w->ins);
 		resetStringInfo(&sql);
 		appendStringInfoString(&sql, "WITH ");
 		for (int i = 0; i < 3; i++)
@@ -322,18 +313,7 @@ acdc_scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
 						 acdc_batch_row_id_match(f, false, "t", "u"));
 		acdc_spi_exec_by_tid(sql.data);
 	}
-	if (acdc_batch_relation_register(&w->sti))
-	{
-		List	   *cols = list_concat_copy(f->keys, scols);
-
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "INSERT INTO %s (", qstate);
-		acdc_append_column_list(&sql, cols, NULL);
-		appendStringInfoString(&sql, ") SELECT ");
-		acdc_append_column_list(&sql, cols, "u");
-		appendStringInfo(&sql, " FROM %s u", w->sti.name);
-		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
-	}
+	acdc_insert_batch(&w->sti, f->state, qstate, list_concat_copy(f->keys, scols));
 }
 
 /*

@@ -218,6 +218,16 @@ acdc_value_list(Fold2 *F, const char *alias)
 	return buf.data;
 }
 
+List *
+acdc_keyed_columns(Fold2 *F, int nextra, const char *const *extra)
+{
+	List	   *cols = list_concat_copy(F->f->keys, F->c->values);
+
+	for (int i = 0; i < nextra; i++)
+		cols = lappend(cols, (char *) extra[i]);
+	return cols;
+}
+
 /* Folds one key's events (sorted) into versions, appended to out. */
 void
 acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)

@@ -104,6 +104,8 @@ extern bool acdc_vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool 
 extern int	acdc_version_order(const void *x, const void *y, void *arg);
 extern void acdc_init_value_entries(Fold2 *F, TupleDesc desc, int first);
 extern char *acdc_value_list(Fold2 *F, const char *alias);
+/* The keys, the value columns, then the nextra names given: a row's columns. */
+extern List *acdc_keyed_columns(Fold2 *F, int nextra, const char *const *extra);
 /* values[0] := key number, values[1..] := its keys (as "keys" spells them, else the chunk's) */
 extern void acdc_put_key(Fold2 *F, uint32 key, Datum *keys, Datum *values, bool *nulls);
 extern void acdc_seq_entry(Fold2 *F, TupleDesc desc, int attno, const char *name);

@@ -164,6 +164,7 @@ write_events(Fold2 *F, Ev *evs, uint64 nevs, FlowCounts *counts)
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
 	uint64		nfresh = 0;
+	static const char *const event[] = {"__autocdc_seq", "__autocdc_kind", "__autocdc_inherit"};
 
 	acdc_init_value_entries(F, edesc, 2 + nk);
 	acdc_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
@@ -195,13 +196,8 @@ write_events(Fold2 *F, Ev *evs, uint64 nevs, FlowCounts *counts)
 		values[at] = nulls[at] ? (Datum) 0 : inherit_array(F, e->inherit);
 		acdc_batch_relation_put(&newev, values, nulls);
 	}
-	if (acdc_batch_relation_register(&newev))
-		acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __autocdc_seq, __autocdc_kind, __autocdc_inherit) "
-							   "SELECT %s%s, x.__autocdc_seq, x.__autocdc_kind, x.__autocdc_inherit "
-							   "FROM %s x", F->c->qevents, acdc_validate_prefixed_keys(F->f, NULL),
-							   acdc_value_list(F, NULL), acdc_validate_prefixed_keys(F->f, "x"),
-							   acdc_value_list(F, "x"), newev.name),
-					  0, NULL, NULL, NULL, false);
+	acdc_insert_batch(&newev, F->f->state, F->c->qevents,
+					  acdc_keyed_columns(F, lengthof(event), event));
 	counts->skipped += F->nread - nfresh;
 }
 
@@ -232,21 +228,14 @@ static void
 insert_versions(Fold2 *F, TupleDesc idesc, Version **toins, uint64 n,
 				Datum *values, bool *nulls)
 {
-	AttrNumber *attnums = palloc0(sizeof(AttrNumber) * idesc->natts);
+	static const char *const period[] = {"__start_at", "__end_at"};
+	List	   *cols = acdc_keyed_columns(F, lengthof(period), period);
 	DirectInsert *d;
 	BatchRelation ins;
-	ListCell   *lc;
-	int			at = 1;
 
 	if (n == 0)
 		return;
-	foreach(lc, F->f->keys)
-		attnums[at++] = get_attnum(F->f->target, lfirst(lc));
-	for (int j = 0; j < F->nvals; j++)
-		attnums[at++] = get_attnum(F->f->target, F->names[j]);
-	attnums[at++] = get_attnum(F->f->target, "__start_at");
-	attnums[at] = get_attnum(F->f->target, "__end_at");
-	d = acdc_direct_insert_begin(F->f->target, idesc, attnums);
+	d = acdc_direct_insert_begin(F->f->target, idesc, cols);
 	if (d)
 	{
 		for (uint64 i = 0; i < n; i++)
@@ -264,12 +253,7 @@ insert_versions(Fold2 *F, TupleDesc idesc, Version **toins, uint64 n,
 		acdc_batch_relation_put(&ins, values, nulls);
 	}
 	acdc_batch_relation_register(&ins);
-	acdc_spi_exec(psprintf("INSERT INTO %s (%s%s, __start_at, __end_at) "
-						   "SELECT %s%s, x.__start_at, x.__end_at FROM %s x",
-						   F->c->qtarget, acdc_validate_prefixed_keys(F->f, NULL),
-						   acdc_value_list(F, NULL), acdc_validate_prefixed_keys(F->f, "x"),
-						   acdc_value_list(F, "x"), ins.name),
-				  0, NULL, NULL, NULL, false);
+	acdc_spi_exec(acdc_insert_batch_sql(&ins, F->c->qtarget, cols), 0, NULL, NULL, NULL, false);
 }
 
 /*

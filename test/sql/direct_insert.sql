@@ -1,6 +1,7 @@
--- New SCD 2 versions go straight into the target, batched as COPY does,
--- where an INSERT could do nothing else; otherwise through the INSERT.
--- Either way a run gives the same rows, checks and errors.
+-- New rows go straight into a table (SCD 2 versions, SCD 1 rows and
+-- tombstones, event store rows), batched as COPY batches them, where an
+-- INSERT could do nothing else; otherwise through the INSERT.  Either way
+-- a run gives the same rows, checks and errors.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS autocdc;
 RESET client_min_messages;
@@ -112,9 +113,50 @@ SELECT autocdc.create_auto_cdc_flow(target => 'deferred_tgt', source => 'owned_s
 SELECT flow, rows_upserted, status FROM autocdc.run('di_deferred');
 SELECT * FROM deferred_tgt ORDER BY id;
 
+-- SCD 1: new rows and tombstones go straight in as well, through an INSERT
+-- where a trigger must see them.  A batch spilled past work_mem is read
+-- back from its file, closed before the run ends (no leaked file warning).
+CREATE TABLE s1_src (id int, name text, op text, seq int);
+INSERT INTO s1_src SELECT k, 'a' || k, 'U', 1 FROM generate_series(1, 5000) k;
+INSERT INTO s1_src SELECT k, NULL, 'D', 2 FROM generate_series(4001, 5000) k;
+SELECT autocdc.create_auto_cdc_flow(target => 's1_plain', source => 's1_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 1, pipeline => 'di_s1');
+CREATE TABLE s1_counted (id int PRIMARY KEY, name text, __autocdc_sequence int);
+CREATE TABLE s1_seen (n bigint);
+CREATE FUNCTION di.count_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO di.s1_seen SELECT count(*) FROM new_rows; RETURN NULL; END $$;
+CREATE TRIGGER s1_counted_ins AFTER INSERT ON s1_counted REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION di.count_rows();
+SELECT autocdc.create_auto_cdc_flow(target => 's1_counted', source => 's1_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 1, pipeline => 'di_s1');
+CREATE TABLE s1_checked (id int PRIMARY KEY, name text CHECK (name <> 'a77'), __autocdc_sequence int);
+SELECT autocdc.create_auto_cdc_flow(target => 's1_checked', source => 's1_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 1, pipeline => 'di_s1_checked');
+SET work_mem = '64kB';
+SELECT flow, rows_read, rows_upserted, rows_deleted, status FROM autocdc.run('di_s1') ORDER BY flow;
+RESET work_mem;
+SELECT count(*), min(id), max(id), count(*) FILTER (WHERE name = 'a' || id) AS named FROM s1_plain;
+SELECT NOT EXISTS (SELECT * FROM s1_plain EXCEPT SELECT * FROM s1_counted) AS same, (TABLE s1_seen) AS trigger_saw;
+-- the deleted keys' tombstones, in the state table
+CREATE FUNCTION di.tombstones(t regclass, OUT n bigint, OUT lo int, OUT hi int) LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('SELECT count(*), min(id), max(id) FROM %s WHERE __autocdc_deleted_at IS NOT NULL',
+    (SELECT state_table FROM autocdc.target WHERE target = t)) INTO n, lo, hi;
+END $$;
+SELECT * FROM di.tombstones('s1_plain');
+SELECT flow, status FROM autocdc.run('di_s1_checked');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'di_s1_checked' ORDER BY id DESC LIMIT 1;
+SELECT count(*) FROM s1_checked;
+
 SELECT autocdc.drop_flow('owned');
 SELECT autocdc.drop_flow('deferred_tgt');
 SELECT autocdc.drop_flow('plain');
+SELECT autocdc.drop_flow('s1_plain');
+SELECT autocdc.drop_flow('s1_counted');
+SELECT autocdc.drop_flow('s1_checked');
 SET client_min_messages = warning;
 DROP SCHEMA di CASCADE;
 RESET client_min_messages;
