@@ -633,15 +633,6 @@ stored_match(Fold2 *F)
 	return sql.data;
 }
 
-static void
-exec_stored(Fold2 *F, const char *sql)
-{
-	if (F->by_start)
-		acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
-	else
-		acdc_spi_exec_by_tid(sql);
-}
-
 /* The rows against the stored, by key, business start and system start; then the writes. */
 static void
 write_rows(Fold2 *F, BtRow *old, uint64 nold, BtRow *nv, uint64 nnew, FlowCounts *counts)
@@ -713,13 +704,12 @@ write_rows(Fold2 *F, BtRow *old, uint64 nold, BtRow *nv, uint64 nnew, FlowCounts
 
 	match = stored_match(F);
 	/* deletes, then rows closed, then reopened, then inserts: one current open row at a time */
-	if (acdc_batch_relation_register(&del))
-		exec_stored(F, psprintf("DELETE FROM %s t USING %s d WHERE %s",
-								F->c->qtarget, del.name, match));
+	acdc_write_stored(F, &del, NULL, psprintf("DELETE FROM %s t USING %s d WHERE %s",
+											  F->c->qtarget, del.name, match));
 	for (int r = 0; r < lengthof(ends); r++)
-		if (acdc_batch_relation_register(ends[r]))
-			exec_stored(F, psprintf("UPDATE %s t SET __system_end_at = d.__system_end_at FROM %s d WHERE %s",
-									F->c->qtarget, ends[r]->name, match));
+		acdc_write_stored(F, ends[r], "__system_end_at",
+						  psprintf("UPDATE %s t SET __system_end_at = d.__system_end_at FROM %s d WHERE %s",
+								   F->c->qtarget, ends[r]->name, match));
 	acdc_insert_batch(&ins, F->f->target, F->c->qtarget, acdc_keyed_columns(F, lengthof(periods), periods));
 	counts->upserted += ins.n + reopen.n;
 	counts->deleted += del.n + close.n;

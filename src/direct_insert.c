@@ -42,13 +42,82 @@ struct DirectInsert
 	uint64		n;
 };
 
-/* Whether any trigger fires for an INSERT (foreign key checks included). */
+/* Whether any trigger fires for cmd (foreign key checks included). */
 static bool
-fires_on_insert(TriggerDesc *t)
+fires_on(TriggerDesc *t, CmdType cmd)
 {
-	return t && (t->trig_insert_before_row || t->trig_insert_after_row ||
-				 t->trig_insert_instead_row || t->trig_insert_before_statement ||
-				 t->trig_insert_after_statement || t->trig_insert_new_table);
+	if (t == NULL)
+		return false;
+	switch (cmd)
+	{
+		case CMD_INSERT:
+			return t->trig_insert_before_row || t->trig_insert_after_row ||
+				t->trig_insert_instead_row || t->trig_insert_before_statement ||
+				t->trig_insert_after_statement || t->trig_insert_new_table;
+		case CMD_UPDATE:
+			return t->trig_update_before_row || t->trig_update_after_row ||
+				t->trig_update_instead_row || t->trig_update_before_statement ||
+				t->trig_update_after_statement || t->trig_update_old_table ||
+				t->trig_update_new_table;
+		case CMD_DELETE:
+			return t->trig_delete_before_row || t->trig_delete_after_row ||
+				t->trig_delete_instead_row || t->trig_delete_before_statement ||
+				t->trig_delete_after_statement || t->trig_delete_old_table;
+		default:
+			elog(ERROR, "unexpected command %d", (int) cmd);
+	}
+	return true;
+}
+
+bool
+acdc_direct_table_plain(Relation rel, CmdType cmd, AclMode rights)
+{
+	Form_pg_class c = rel->rd_rel;
+
+	/* heap: a row's size is its formed tuple's, with no copy made */
+	if (c->relkind != RELKIND_RELATION || c->relam != HEAP_TABLE_AM_OID ||
+		c->relispartition || c->relhasrules || c->relrowsecurity ||
+		fires_on(rel->trigdesc, cmd))
+		return false;
+	/* a statement on a parent reaches its children's rows too */
+	if (cmd != CMD_INSERT && c->relhassubclass)
+		return false;
+	/* without a right, the statement gives the error */
+	for (AclMode m = 1; m != 0 && m <= rights; m <<= 1)
+		if ((rights & m) &&
+			pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), m) != ACLCHECK_OK)
+			return false;
+	return true;
+}
+
+EState *
+acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *cols, ResultRelInfo **rri)
+{
+	EState	   *estate = CreateExecutorState();
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+
+	rte->rtekind = RTE_RELATION;
+	rte->relid = RelationGetRelid(rel);
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = RowExclusiveLock;
+	rte->requiredPerms = rights;
+	if (rights & ACL_INSERT)
+		rte->insertedCols = cols;
+	else
+		rte->updatedCols = cols;
+	ExecInitRangeTable(estate, list_make1(rte));
+	*rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(*rri, rel, 1, NULL, 0);
+	ExecOpenIndices(*rri, false);
+	/* a deferred unique or exclusion check needs the statement's after-trigger queue */
+	for (int i = 0; i < (*rri)->ri_NumIndices; i++)
+		if (!(*rri)->ri_IndexRelationDescs[i]->rd_index->indimmediate)
+		{
+			ExecCloseIndices(*rri);
+			FreeExecutorState(estate);
+			return NULL;
+		}
+	return estate;
 }
 
 /*
@@ -60,15 +129,8 @@ static bool
 insert_is_plain(Relation rel, TupleDesc desc, const AttrNumber *attnums)
 {
 	TupleDesc	td = RelationGetDescr(rel);
-	Form_pg_class c = rel->rd_rel;
 
-	/* heap: a row's size is its formed tuple's, with no copy made */
-	if (c->relkind != RELKIND_RELATION || c->relam != HEAP_TABLE_AM_OID ||
-		c->relispartition || c->relhasrules || c->relrowsecurity ||
-		fires_on_insert(rel->trigdesc))
-		return false;
-	/* without the right, the SQL INSERT gives the error */
-	if (pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+	if (!acdc_direct_table_plain(rel, CMD_INSERT, ACL_INSERT))
 		return false;
 	for (int a = 0; a < td->natts; a++)
 	{
@@ -102,7 +164,9 @@ acdc_direct_insert_begin(Oid relid, TupleDesc desc, List *cols)
 	Relation	rel = table_open(relid, RowExclusiveLock);
 	AttrNumber *attnums = palloc0(sizeof(AttrNumber) * Max(desc->natts, 1));
 	DirectInsert *d;
-	RangeTblEntry *rte;
+	Bitmapset  *inserted = NULL;
+	EState	   *estate;
+	ResultRelInfo *rri;
 
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -117,34 +181,22 @@ acdc_direct_insert_begin(Oid relid, TupleDesc desc, List *cols)
 		pfree(attnums);
 		return NULL;
 	}
+	for (int i = 0; i < desc->natts; i++)
+		if (attnums[i] > 0)
+			inserted = bms_add_member(inserted, attnums[i] - FirstLowInvalidHeapAttributeNumber);
+	estate = acdc_direct_result_rel(rel, ACL_INSERT, inserted, &rri);
+	if (estate == NULL)
+	{
+		table_close(rel, NoLock);
+		pfree(attnums);
+		return NULL;
+	}
 	d = palloc0(sizeof(DirectInsert));
 	d->rel = rel;
 	d->ninput = desc->natts;
 	d->attnums = attnums;
-	d->estate = CreateExecutorState();
-	rte = makeNode(RangeTblEntry);
-	rte->rtekind = RTE_RELATION;
-	rte->relid = relid;
-	rte->relkind = rel->rd_rel->relkind;
-	rte->rellockmode = RowExclusiveLock;
-	rte->requiredPerms = ACL_INSERT;
-	for (int i = 0; i < desc->natts; i++)
-		if (attnums[i] > 0)
-			rte->insertedCols = bms_add_member(rte->insertedCols,
-											   attnums[i] - FirstLowInvalidHeapAttributeNumber);
-	ExecInitRangeTable(d->estate, list_make1(rte));
-	d->rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(d->rri, rel, 1, NULL, 0);
-	ExecOpenIndices(d->rri, false);
-	/* a deferred unique or exclusion check needs the INSERT's after-trigger queue */
-	for (int i = 0; i < d->rri->ri_NumIndices; i++)
-		if (!d->rri->ri_IndexRelationDescs[i]->rd_index->indimmediate)
-		{
-			ExecCloseIndices(d->rri);
-			FreeExecutorState(d->estate);
-			table_close(rel, NoLock);
-			return NULL;
-		}
+	d->estate = estate;
+	d->rri = rri;
 	d->check = RelationGetDescr(rel)->constr != NULL;
 	/* as a statement: after what came before, in a snapshot that sees it */
 	CommandCounterIncrement();

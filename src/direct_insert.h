@@ -16,7 +16,27 @@
 #include "relation.h"
 
 #include "access/tupdesc.h"
+#include "nodes/execnodes.h"
 #include "nodes/pg_list.h"
+#include "utils/relcache.h"
+
+/*
+ * Whether cmd (CMD_INSERT, CMD_UPDATE or CMD_DELETE) on rel, a heap table
+ * that is no partition, could run no code of the table's (no rule, row
+ * security or trigger firing for cmd; for an UPDATE or DELETE no child
+ * table either) and the current user holds the rights: then the direct
+ * paths (here and direct_update.h) do what the statement would.
+ */
+extern bool acdc_direct_table_plain(Relation rel, CmdType cmd, AclMode rights);
+
+/*
+ * An executor state with rel as its one result relation (the rights and
+ * columns of the statement it stands for, for messages) and its indexes
+ * open in *rri; NULL where an index is checked at commit (deferrable),
+ * which needs the statement's after-trigger queue.
+ */
+extern EState *acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *cols,
+									  ResultRelInfo **rri);
 
 typedef struct DirectInsert DirectInsert;
 

@@ -9,6 +9,7 @@
  */
 #include "scd1_write.h"
 #include "direct_insert.h"
+#include "direct_update.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -230,14 +231,14 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 
 	counts->upserted = counts->deleted = 0;
 	initStringInfo(&sql);
-	if (acdc_batch_relation_register(&w->del))
+	if (w->del.n > 0)
 	{
 		appendStringInfo(&sql, "DELETE FROM %s t USING %s u WHERE %s", qtarget, w->del.name,
 						 acdc_batch_row_id_match(f, w->by_keys, "t", "u"));
 		stmt[0] = pstrdup(sql.data);
 		nstmt++;
 	}
-	if (acdc_batch_relation_register(&w->upd))
+	if (w->upd.n > 0)
 	{
 		/* only rows a value changed in (a binary difference may be no change) */
 		resetStringInfo(&sql);
@@ -257,17 +258,17 @@ write_target(Scd1Writes *w, FlowCounts *counts)
 	}
 	if (nstmt > 1)
 		acdc_batch_target_code(f, &row_triggers, &rules);
-	if (nstmt == 1 || (nstmt > 1 && (!row_triggers || rules)))
+	if (nstmt <= 1 || !row_triggers || rules)
 	{
-		/* a statement per kind, in this order; the inserts straight in where they can */
-		if (stmt[0])
-			counts->deleted = acdc_spi_exec_by_tid(stmt[0]);
-		if (stmt[1])
-			counts->upserted = acdc_spi_exec_by_tid(stmt[1]);
+		/* a statement per kind, in this order; straight in the table where they can */
+		counts->deleted = acdc_delete_batch(&w->del, f->target, stmt[0]);
+		counts->upserted = acdc_update_batch(&w->upd, f->target, w->wcols, true, stmt[1]);
 		counts->upserted += acdc_insert_batch(&w->ins, f->target, qtarget, icols);
 	}
-	else if (nstmt > 1)
+	else
 	{
+		acdc_batch_relation_register(&w->del);
+		acdc_batch_relation_register(&w->upd);
 		acdc_batch_relation_register(&w->ins);
 		resetStringInfo(&sql);
 		appendStringInfoString(&sql, "WITH ");
@@ -289,30 +290,21 @@ acdc_scd1_writes_finish(Scd1Writes *w, FlowCounts *counts)
 	FlowDef    *f = w->flow;
 	char	   *qstate = acdc_rel_qualified_name(f->state);
 	List	   *scols = state_columns(w);
+	ListCell   *lc;
 	StringInfoData sql;
 
 	write_target(w, counts);
 	initStringInfo(&sql);
-	if (acdc_batch_relation_register(&w->stu))
-	{
-		ListCell   *lc;
-
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "UPDATE %s t SET ", qstate);
-		foreach(lc, scols)
-			appendStringInfo(&sql, "%s%s = u.%s", foreach_current_index(lc) > 0 ? ", " : "",
-							 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)));
-		appendStringInfo(&sql, " FROM %s u WHERE %s", w->stu.name,
-						 acdc_batch_row_id_match(f, false, "t", "u"));
-		acdc_spi_exec_by_tid(sql.data);
-	}
-	if (acdc_batch_relation_register(&w->std))
-	{
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "DELETE FROM %s t USING %s u WHERE %s", qstate, w->std.name,
-						 acdc_batch_row_id_match(f, false, "t", "u"));
-		acdc_spi_exec_by_tid(sql.data);
-	}
+	appendStringInfo(&sql, "UPDATE %s t SET ", qstate);
+	foreach(lc, scols)
+		appendStringInfo(&sql, "%s%s = u.%s", foreach_current_index(lc) > 0 ? ", " : "",
+						 quote_identifier(lfirst(lc)), quote_identifier(lfirst(lc)));
+	appendStringInfo(&sql, " FROM %s u WHERE %s", w->stu.name,
+					 acdc_batch_row_id_match(f, false, "t", "u"));
+	acdc_update_batch(&w->stu, f->state, scols, false, sql.data);
+	acdc_delete_batch(&w->std, f->state,
+					  psprintf("DELETE FROM %s t USING %s u WHERE %s", qstate, w->std.name,
+							   acdc_batch_row_id_match(f, false, "t", "u")));
 	acdc_insert_batch(&w->sti, f->state, qstate, list_concat_copy(f->keys, scols));
 }
 

@@ -122,6 +122,12 @@ extern void acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp,
 extern void acdc_write_new_events(Fold2 *F, FlowCounts *counts);
 extern void acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
 					  Version *nv, uint64 nnew, FlowCounts *counts);
+/*
+ * sql (an UPDATE setting column, or with column NULL a DELETE) on the
+ * stored rows r names: by keys and start where the fold names them so,
+ * else by tid, straight in the table where it can (direct_update.h).
+ */
+extern void acdc_write_stored(Fold2 *F, BatchRelation *r, const char *column, const char *sql);
 
 /* scd2_fold.c: one key's events (sorted) into versions, appended to out */
 extern void acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout);

@@ -8,6 +8,7 @@
  */
 #include "scd2_fold.h"
 #include "direct_insert.h"
+#include "direct_update.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -108,14 +109,18 @@ stored_match(Fold2 *F, bool by_keys, bool by_start)
 	return sql.data;
 }
 
-/* A statement on stored versions, named by tid or (by_start) by primary key. */
-static void
-exec_stored(const char *sql, bool by_start)
+void
+acdc_write_stored(Fold2 *F, BatchRelation *r, const char *column, const char *sql)
 {
-	if (by_start)
-		acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
+	if (F->by_start)
+	{
+		if (acdc_batch_relation_register(r))
+			acdc_spi_exec(sql, 0, NULL, NULL, NULL, false);
+	}
+	else if (column)
+		acdc_update_batch(r, F->f->target, list_make1((char *) column), false, sql);
 	else
-		acdc_spi_exec_by_tid(sql);
+		acdc_delete_batch(r, F->f->target, sql);
 }
 
 /*
@@ -317,13 +322,12 @@ acdc_write_all(Fold2 *F, Ev *inp, uint64 ninp, Version *old, uint64 nold,
 
 	match = stored_match(F, by_keys, by_start);
 	/* deletes, then versions closed, then reopened, then inserts: one open version at a time */
-	if (acdc_batch_relation_register(&del))
-		exec_stored(psprintf("DELETE FROM %s t USING %s d WHERE %s",
-							 F->c->qtarget, del.name, match), by_start);
+	acdc_write_stored(F, &del, NULL, psprintf("DELETE FROM %s t USING %s d WHERE %s",
+											  F->c->qtarget, del.name, match));
 	for (int r = 0; r < lengthof(ends); r++)
-		if (acdc_batch_relation_register(ends[r]))
-			exec_stored(psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
-								 F->c->qtarget, ends[r]->name, match), by_start);
+		acdc_write_stored(F, ends[r], "__end_at",
+						  psprintf("UPDATE %s t SET __end_at = d.__end_at FROM %s d WHERE %s",
+								   F->c->qtarget, ends[r]->name, match));
 	insert_versions(F, idesc, toins, ninsert, values, nulls);
 	counts->upserted += ninsert + close.n + reopen.n;
 }
