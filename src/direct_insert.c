@@ -90,6 +90,19 @@ acdc_direct_table_plain(Relation rel, CmdType cmd, AclMode rights)
 	return true;
 }
 
+void
+acdc_direct_store(TupleTableSlot *slot, int ninput, const AttrNumber *attnums,
+				  Datum *values, bool *nulls)
+{
+	for (int i = 0; i < ninput; i++)
+		if (attnums[i] > 0)
+		{
+			slot->tts_values[attnums[i] - 1] = values[i];
+			slot->tts_isnull[attnums[i] - 1] = nulls[i];
+		}
+	ExecStoreVirtualTuple(slot);
+}
+
 EState *
 acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *cols, ResultRelInfo **rri)
 {
@@ -235,13 +248,7 @@ acdc_direct_insert_put(DirectInsert *d, Datum *values, bool *nulls)
 	slot = d->slots[d->nused];
 	ExecClearTuple(slot);
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-	for (int i = 0; i < d->ninput; i++)
-		if (d->attnums[i] > 0)
-		{
-			slot->tts_values[d->attnums[i] - 1] = values[i];
-			slot->tts_isnull[d->attnums[i] - 1] = nulls[i];
-		}
-	ExecStoreVirtualTuple(slot);
+	acdc_direct_store(slot, d->ninput, d->attnums, values, nulls);
 	if (d->check)
 		ExecConstraints(d->rri, slot, d->estate);
 	/* the row's own copy, whose size bounds the batch */

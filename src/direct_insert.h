@@ -38,6 +38,13 @@ extern bool acdc_direct_table_plain(Relation rel, CmdType cmd, AclMode rights);
 extern EState *acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *cols,
 									  ResultRelInfo **rri);
 
+/*
+ * The input values whose attnums[i] is a column (> 0) into slot's columns,
+ * its others as they are, and the slot stored as a virtual tuple.
+ */
+extern void acdc_direct_store(TupleTableSlot *slot, int ninput, const AttrNumber *attnums,
+							  Datum *values, bool *nulls);
+
 typedef struct DirectInsert DirectInsert;
 
 /*

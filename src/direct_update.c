@@ -241,13 +241,7 @@ update_row(DirectModify *d, Datum *values, bool *nulls, bool only_changed)
 	ExecClearTuple(newslot);
 	memcpy(newslot->tts_values, d->oldslot->tts_values, sizeof(Datum) * natts);
 	memcpy(newslot->tts_isnull, d->oldslot->tts_isnull, sizeof(bool) * natts);
-	for (int i = 0; i < d->ninput; i++)
-		if (d->attnums[i] > 0)
-		{
-			newslot->tts_values[d->attnums[i] - 1] = values[i];
-			newslot->tts_isnull[d->attnums[i] - 1] = nulls[i];
-		}
-	ExecStoreVirtualTuple(newslot);
+	acdc_direct_store(newslot, d->ninput, d->attnums, values, nulls);
 	if (d->check)
 		ExecConstraints(d->rri, newslot, d->estate);
 	result = table_tuple_update(d->rel, &d->oldslot->tts_tid, newslot, d->cid, d->snapshot,
