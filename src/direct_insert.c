@@ -70,7 +70,7 @@ fires_on(TriggerDesc *t, CmdType cmd)
 }
 
 bool
-acdc_direct_table_plain(Relation rel, CmdType cmd, AclMode rights)
+acdc_direct_table_plain(Relation rel, CmdType cmd)
 {
 	Form_pg_class c = rel->rd_rel;
 
@@ -82,11 +82,6 @@ acdc_direct_table_plain(Relation rel, CmdType cmd, AclMode rights)
 	/* a statement on a parent reaches its children's rows too */
 	if (cmd != CMD_INSERT && c->relhassubclass)
 		return false;
-	/* without a right, the statement gives the error */
-	for (AclMode m = 1; m != 0 && m <= rights; m <<= 1)
-		if ((rights & m) &&
-			pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), m) != ACLCHECK_OK)
-			return false;
 	return true;
 }
 
@@ -104,9 +99,10 @@ acdc_direct_store(TupleTableSlot *slot, int ninput, const AttrNumber *attnums,
 }
 
 EState *
-acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *cols, ResultRelInfo **rri)
+acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *selected, Bitmapset *set,
+					   ResultRelInfo **rri)
 {
-	EState	   *estate = CreateExecutorState();
+	EState	   *estate;
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
 
 	rte->rtekind = RTE_RELATION;
@@ -114,10 +110,15 @@ acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *cols, ResultRelI
 	rte->relkind = rel->rd_rel->relkind;
 	rte->rellockmode = RowExclusiveLock;
 	rte->requiredPerms = rights;
+	rte->selectedCols = selected;
 	if (rights & ACL_INSERT)
-		rte->insertedCols = cols;
+		rte->insertedCols = set;
 	else
-		rte->updatedCols = cols;
+		rte->updatedCols = set;
+	/* the statement's check, hook included; without a right, the statement gives the error */
+	if (!ExecCheckRTPerms(list_make1(rte), false))
+		return NULL;
+	estate = CreateExecutorState();
 	ExecInitRangeTable(estate, list_make1(rte));
 	*rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(*rri, rel, 1, NULL, 0);
@@ -143,7 +144,7 @@ insert_is_plain(Relation rel, TupleDesc desc, const AttrNumber *attnums)
 {
 	TupleDesc	td = RelationGetDescr(rel);
 
-	if (!acdc_direct_table_plain(rel, CMD_INSERT, ACL_INSERT))
+	if (!acdc_direct_table_plain(rel, CMD_INSERT))
 		return false;
 	for (int a = 0; a < td->natts; a++)
 	{
@@ -197,7 +198,7 @@ acdc_direct_insert_begin(Oid relid, TupleDesc desc, List *cols)
 	for (int i = 0; i < desc->natts; i++)
 		if (attnums[i] > 0)
 			inserted = bms_add_member(inserted, attnums[i] - FirstLowInvalidHeapAttributeNumber);
-	estate = acdc_direct_result_rel(rel, ACL_INSERT, inserted, &rri);
+	estate = acdc_direct_result_rel(rel, ACL_INSERT, NULL, inserted, &rri);
 	if (estate == NULL)
 	{
 		table_close(rel, NoLock);

@@ -24,19 +24,22 @@
  * Whether cmd (CMD_INSERT, CMD_UPDATE or CMD_DELETE) on rel, a heap table
  * that is no partition, could run no code of the table's (no rule, row
  * security or trigger firing for cmd; for an UPDATE or DELETE no child
- * table either) and the current user holds the rights: then the direct
- * paths (here and direct_update.h) do what the statement would.
+ * table either): then the direct paths (here and direct_update.h) do what
+ * the statement would.
  */
-extern bool acdc_direct_table_plain(Relation rel, CmdType cmd, AclMode rights);
+extern bool acdc_direct_table_plain(Relation rel, CmdType cmd);
 
 /*
- * An executor state with rel as its one result relation (the rights and
- * columns of the statement it stands for, for messages) and its indexes
- * open in *rri; NULL where an index is checked at commit (deferrable),
- * which needs the statement's after-trigger queue.
+ * An executor state with rel as its one result relation and its indexes
+ * open in *rri, after the statement's check of the current user's rights
+ * (with ExecutorCheckPerms_hook): the rights, the columns it reads and
+ * those it sets (attribute numbers offset by
+ * FirstLowInvalidHeapAttributeNumber).  NULL where a right is missing
+ * (the statement then gives the error) or an index is checked at commit
+ * (deferrable), which needs the statement's after-trigger queue.
  */
-extern EState *acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *cols,
-									  ResultRelInfo **rri);
+extern EState *acdc_direct_result_rel(Relation rel, AclMode rights, Bitmapset *selected,
+									  Bitmapset *set, ResultRelInfo **rri);
 
 /*
  * The input values whose attnums[i] is a column (> 0) into slot's columns,

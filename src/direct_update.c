@@ -20,6 +20,7 @@
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -36,6 +37,8 @@ typedef struct DirectModify
 	AttrNumber *attnums;		/* per input attribute: the column it sets, or 0 */
 	FmgrInfo   *eq;				/* per input attribute set: its type's "=" */
 	bool		check;
+	bool		only_changed;
+	BlockNumber nblocks;		/* the table's size, which cannot shrink under our lock */
 	CommandId	cid;
 	Snapshot	snapshot;
 	TupleTableSlot *oldslot;
@@ -46,8 +49,8 @@ typedef struct DirectModify
 /*
  * Input attributes named in cols, mapped to the table's columns; false when
  * a value is not already of its column's type (the statement would coerce
- * it) or, for only_changed, the type has no "=" (the statement compares
- * text then).
+ * it), the column is an identity, or, for only_changed, the type has no
+ * strict "=" (the statement compares text then, or calls it with NULLs).
  */
 static bool
 map_columns(DirectModify *d, TupleDesc desc, List *cols, bool only_changed)
@@ -70,7 +73,8 @@ map_columns(DirectModify *d, TupleDesc desc, List *cols, bool only_changed)
 		if (a <= 0)
 			return false;
 		att = TupleDescAttr(td, a - 1);
-		if (att->atttypid != in->atttypid ||
+		/* an identity column's value is the statement's to refuse or take */
+		if (att->atttypid != in->atttypid || att->attidentity ||
 			(att->atttypmod >= 0 && att->atttypmod != in->atttypmod))
 			return false;
 		d->attnums[i] = a;
@@ -81,6 +85,9 @@ map_columns(DirectModify *d, TupleDesc desc, List *cols, bool only_changed)
 			if (!OidIsValid(tc->eq_opr))
 				return false;
 			fmgr_info(get_opcode(tc->eq_opr), &d->eq[i]);
+			/* a NULL is compared as unequal without calling it */
+			if (!d->eq[i].fn_strict)
+				return false;
 		}
 	}
 	return true;
@@ -102,29 +109,35 @@ modify_begin(Oid relid, CmdType cmd, TupleDesc desc, List *cols, bool only_chang
 	AclMode		rights = ACL_SELECT | (cmd == CMD_UPDATE ? ACL_UPDATE : ACL_DELETE);
 	DirectModify *d = palloc0(sizeof(DirectModify));
 	Bitmapset  *set = NULL;
+	/* what the statement reads: the row id and, comparing, the columns it sets */
+	Bitmapset  *selected = bms_make_singleton(SelfItemPointerAttributeNumber -
+											  FirstLowInvalidHeapAttributeNumber);
 
+	selected = bms_add_member(selected, TableOidAttributeNumber - FirstLowInvalidHeapAttributeNumber);
 	d->rel = rel;
 	d->cmd = cmd;
-	if (!acdc_direct_table_plain(rel, cmd, rights) ||
+	d->only_changed = only_changed;
+	if (!acdc_direct_table_plain(rel, cmd) ||
 		(cmd == CMD_UPDATE && (has_generated(rel) || !map_columns(d, desc, cols, only_changed))))
 	{
 		table_close(rel, NoLock);
-		pfree(d);
 		return NULL;
 	}
 	for (int i = 0; cmd == CMD_UPDATE && i < d->ninput; i++)
 		if (d->attnums[i] > 0)
 			set = bms_add_member(set, d->attnums[i] - FirstLowInvalidHeapAttributeNumber);
-	d->estate = acdc_direct_result_rel(rel, rights, set, &d->rri);
+	if (only_changed)
+		selected = bms_union(selected, set);
+	d->estate = acdc_direct_result_rel(rel, rights, selected, set, &d->rri);
 	if (d->estate == NULL)
 	{
 		table_close(rel, NoLock);
-		pfree(d);
 		return NULL;
 	}
 	/* a table that publishes the command needs a replica identity: the statement's error */
 	CheckCmdReplicaIdentity(rel, cmd);
 	d->check = cmd == CMD_UPDATE && RelationGetDescr(rel)->constr != NULL;
+	d->nblocks = RelationGetNumberOfBlocks(rel);
 	d->oldslot = table_slot_create(rel, NULL);
 	if (cmd == CMD_UPDATE)
 		d->newslot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
@@ -176,55 +189,70 @@ unchanged(DirectModify *d, Datum *values, bool *nulls)
 }
 
 /*
- * What the statement does with a row its write did not find as it read it:
- * under a snapshot of the transaction, the serialization error; else the
- * row is left, as the statement's recheck of the moved row's tid fails.
- * (The run's lock on the target keeps other writers out; this is a row
- * changed by an older transaction the snapshot does not see.)
+ * The stored row a relation row names, fetched into oldslot; false where the
+ * statement's TID scan would find none (a tid past the table's end or of
+ * another table, a row its snapshot does not see).
  */
-static bool
-write_failed(DirectModify *d, TM_Result result, TM_FailureData *tmfd)
-{
-	switch (result)
-	{
-		case TM_Ok:
-			return false;
-		case TM_SelfModified:
-			if (tmfd->cmax != d->cid)
-				ereport(ERROR,
-						(errcode(ERRCODE_TRIGGERED_DATA_CHANGE_VIOLATION),
-						 errmsg("tuple to be %s was already modified by an operation triggered by the current command",
-								d->cmd == CMD_UPDATE ? "updated" : "deleted")));
-			return true;
-		case TM_Updated:
-		case TM_Deleted:
-			if (IsolationUsesXactSnapshot())
-				ereport(ERROR,
-						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-						 errmsg("could not serialize access due to concurrent %s",
-								result == TM_Updated ? "update" : "delete")));
-			return true;
-		default:
-			elog(ERROR, "unexpected result %d of a write to \"%s\"", (int) result,
-				 RelationGetRelationName(d->rel));
-	}
-	return true;
-}
-
-/* The stored row at "row", fetched into oldslot; false where none is visible. */
 static bool
 fetch_row(DirectModify *d, Datum *values)
 {
 	ItemPointer tid = (ItemPointer) DatumGetPointer(values[0]);
 
-	if (DatumGetObjectId(values[1]) != RelationGetRelid(d->rel))
-		elog(ERROR, "a row of %u named for \"%s\"", DatumGetObjectId(values[1]),
-			 RelationGetRelationName(d->rel));
+	if (DatumGetObjectId(values[1]) != RelationGetRelid(d->rel) ||
+		!ItemPointerIsValid(tid) || ItemPointerGetBlockNumber(tid) >= d->nblocks)
+		return false;
 	return table_tuple_fetch_row_version(d->rel, tid, d->snapshot, d->oldslot);
 }
 
+/*
+ * After a write that found its row changed since the snapshot (result), what
+ * ExecUpdate and ExecDelete do: under a transaction snapshot the
+ * serialization error; else the row's newest version, locked, into oldslot
+ * (true: write that instead, if the statement's conditions still hold), or
+ * nothing (false: the row is gone, or this command changed it).
+ */
+static bool
+follow_row(DirectModify *d, TM_Result result, TM_FailureData *tmfd, LockTupleMode mode)
+{
+	const char *what = d->cmd == CMD_UPDATE ? "updated" : "deleted";
+	ItemPointerData tid = d->oldslot->tts_tid;
+
+	for (;;)
+	{
+		switch (result)
+		{
+			case TM_SelfModified:
+				if (tmfd->cmax != d->cid)
+					ereport(ERROR,
+							(errcode(ERRCODE_TRIGGERED_DATA_CHANGE_VIOLATION),
+							 errmsg("tuple to be %s was already modified by an operation triggered by the current command",
+									what),
+							 errhint("Consider using an AFTER trigger instead of a BEFORE trigger to propagate changes to other rows.")));
+				return false;
+			case TM_Updated:
+			case TM_Deleted:
+				if (IsolationUsesXactSnapshot())
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not serialize access due to concurrent %s",
+									result == TM_Updated ? "update" : "delete")));
+				if (result == TM_Deleted)
+					return false;
+				break;
+			default:
+				elog(ERROR, "unexpected result %d writing a row of \"%s\"", (int) result,
+					 RelationGetRelationName(d->rel));
+		}
+		ExecClearTuple(d->oldslot);
+		result = table_tuple_lock(d->rel, &tid, d->snapshot, d->oldslot, d->cid, mode,
+								  LockWaitBlock, TUPLE_LOCK_FLAG_FIND_LAST_VERSION, tmfd);
+		if (result == TM_Ok)
+			return true;
+	}
+}
+
 static void
-update_row(DirectModify *d, Datum *values, bool *nulls, bool only_changed)
+update_row(DirectModify *d, Datum *values, bool *nulls)
 {
 	TupleTableSlot *newslot = d->newslot;
 	int			natts = RelationGetDescr(d->rel)->natts;
@@ -235,19 +263,24 @@ update_row(DirectModify *d, Datum *values, bool *nulls, bool only_changed)
 
 	if (!fetch_row(d, values))
 		return;
-	slot_getallattrs(d->oldslot);
-	if (only_changed && unchanged(d, values, nulls))
-		return;
-	ExecClearTuple(newslot);
-	memcpy(newslot->tts_values, d->oldslot->tts_values, sizeof(Datum) * natts);
-	memcpy(newslot->tts_isnull, d->oldslot->tts_isnull, sizeof(bool) * natts);
-	acdc_direct_store(newslot, d->ninput, d->attnums, values, nulls);
-	if (d->check)
-		ExecConstraints(d->rri, newslot, d->estate);
-	result = table_tuple_update(d->rel, &d->oldslot->tts_tid, newslot, d->cid, d->snapshot,
-								InvalidSnapshot, true, &tmfd, &lockmode, &update_indexes);
-	if (write_failed(d, result, &tmfd))
-		return;
+	for (;;)
+	{
+		slot_getallattrs(d->oldslot);
+		if (d->only_changed && unchanged(d, values, nulls))
+			return;
+		ExecClearTuple(newslot);
+		memcpy(newslot->tts_values, d->oldslot->tts_values, sizeof(Datum) * natts);
+		memcpy(newslot->tts_isnull, d->oldslot->tts_isnull, sizeof(bool) * natts);
+		acdc_direct_store(newslot, d->ninput, d->attnums, values, nulls);
+		if (d->check)
+			ExecConstraints(d->rri, newslot, d->estate);
+		result = table_tuple_update(d->rel, &d->oldslot->tts_tid, newslot, d->cid, d->snapshot,
+									InvalidSnapshot, true, &tmfd, &lockmode, &update_indexes);
+		if (result == TM_Ok)
+			break;
+		if (!follow_row(d, result, &tmfd, lockmode))
+			return;
+	}
 	if (update_indexes && d->rri->ri_NumIndices > 0)
 		list_free(ExecInsertIndexTuples(d->rri, newslot, d->estate, true, false, NULL, NIL));
 	d->n++;
@@ -259,13 +292,13 @@ delete_row(DirectModify *d, Datum *values)
 	TM_FailureData tmfd;
 	TM_Result	result;
 
-	/* the tid checked against the page, as the TID scan checks it */
 	if (!fetch_row(d, values))
 		return;
-	result = table_tuple_delete(d->rel, &d->oldslot->tts_tid, d->cid, d->snapshot,
-								InvalidSnapshot, true, &tmfd, false);
-	if (!write_failed(d, result, &tmfd))
-		d->n++;
+	while ((result = table_tuple_delete(d->rel, &d->oldslot->tts_tid, d->cid, d->snapshot,
+										InvalidSnapshot, true, &tmfd, false)) != TM_Ok)
+		if (!follow_row(d, result, &tmfd, LockTupleExclusive))
+			return;
+	d->n++;
 }
 
 static uint64
@@ -287,7 +320,7 @@ modify_end(DirectModify *d)
 
 /* The rows of r through d, or through sql where d is NULL; ends r's store. */
 static uint64
-modify_batch(DirectModify *d, BatchRelation *r, bool only_changed, const char *sql)
+modify_batch(DirectModify *d, BatchRelation *r, const char *sql)
 {
 	TupleTableSlot *slot;
 
@@ -305,7 +338,7 @@ modify_batch(DirectModify *d, BatchRelation *r, bool only_changed, const char *s
 		CHECK_FOR_INTERRUPTS();
 		slot_getallattrs(slot);
 		if (d->cmd == CMD_UPDATE)
-			update_row(d, slot->tts_values, slot->tts_isnull, only_changed);
+			update_row(d, slot->tts_values, slot->tts_isnull);
 		else
 			delete_row(d, slot->tts_values);
 		ExecClearTuple(d->oldslot);
@@ -322,15 +355,14 @@ uint64
 acdc_update_batch(BatchRelation *r, Oid relid, List *cols, bool only_changed, const char *sql)
 {
 	if (r->n == 0)
-		return modify_batch(NULL, r, only_changed, sql);
-	return modify_batch(modify_begin(relid, CMD_UPDATE, r->desc, cols, only_changed),
-						r, only_changed, sql);
+		return modify_batch(NULL, r, sql);
+	return modify_batch(modify_begin(relid, CMD_UPDATE, r->desc, cols, only_changed), r, sql);
 }
 
 uint64
 acdc_delete_batch(BatchRelation *r, Oid relid, const char *sql)
 {
 	if (r->n == 0)
-		return modify_batch(NULL, r, false, sql);
-	return modify_batch(modify_begin(relid, CMD_DELETE, r->desc, NIL, false), r, false, sql);
+		return modify_batch(NULL, r, sql);
+	return modify_batch(modify_begin(relid, CMD_DELETE, r->desc, NIL, false), r, sql);
 }

@@ -385,7 +385,9 @@ acdc_read_modes(Fold2 *F)
 /*
  * "SELECT m.__autocdc_k, <cols> FROM __autocdc_mode m CROSS JOIN LATERAL
  * (SELECT a.ctid, a.tableoid, a.* FROM <rel> a WHERE <a's keys = m's>", for the caller
- * to finish: a lookup per key not anchored.
+ * to finish: a lookup per key not anchored, run through the keys' index
+ * (acdc_spi_exec_by_key): without statistics the planner takes a bitmap
+ * scan per key, whose set-up costs more than the few rows it finds.
  */
 static void
 append_mode_lateral(StringInfo sql, Fold2 *F, const char *cols, const char *rel,
@@ -457,7 +459,7 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 		appendStringInfoString(&sql, " AND (m.__autocdc_pdel IS NULL OR ");
 		acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
 		appendStringInfoString(&sql, ") OFFSET 0) s");
-		acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+		acdc_spi_exec_by_key(sql.data);
 		ev_tt = SPI_tuptable;
 		nev = SPI_processed;
 
@@ -481,7 +483,7 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 		}
 		if (F->bt == NULL)
 		{
-			acdc_spi_exec(sql.data, 0, NULL, NULL, NULL, false);
+			acdc_spi_exec_by_key(sql.data);
 			ver_tt = SPI_tuptable;
 			nver = SPI_processed;
 		}

@@ -12,6 +12,7 @@
 #include "validate.h"
 
 #include "access/relation.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -21,6 +22,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 #include "utils/typcache.h"
 
 static Datum
@@ -164,17 +166,21 @@ write_events(Fold2 *F, Ev *evs, uint64 nevs, FlowCounts *counts)
 {
 	int			nk = F->ev->nkeys;
 	BatchRelation newev;
-	TupleDesc	edesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 3);
-	int			natts = 1 + nk + F->nvals + 3;
+	TupleDesc	edesc = acdc_rel_keyed_desc(F->ev->desc, nk, "__autocdc_k", F->nvals + 4);
+	int			natts = 1 + nk + F->nvals + 4;
 	Datum	   *values = palloc(sizeof(Datum) * natts);
 	bool	   *nulls = palloc(sizeof(bool) * natts);
 	uint64		nfresh = 0;
-	static const char *const event[] = {"__autocdc_seq", "__autocdc_kind", "__autocdc_inherit"};
+	/* when stored: the column's default now(), given so that the rows can go straight in */
+	Datum		stored_at = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	static const char *const event[] = {"__autocdc_seq", "__autocdc_kind", "__autocdc_inherit",
+	"__autocdc_stored_at"};
 
 	acdc_init_value_entries(F, edesc, 2 + nk);
 	acdc_seq_entry(F, edesc, 2 + nk + F->nvals, "__autocdc_seq");
 	TupleDescInitEntry(edesc, 3 + nk + F->nvals, "__autocdc_kind", TEXTOID, -1, 0);
 	TupleDescInitEntry(edesc, 4 + nk + F->nvals, "__autocdc_inherit", TEXTARRAYOID, -1, 0);
+	TupleDescInitEntry(edesc, 5 + nk + F->nvals, "__autocdc_stored_at", TIMESTAMPTZOID, -1, 0);
 	acdc_batch_relation_begin(&newev, "__autocdc_newev", edesc);
 	for (uint64 k = 0; k < F->nevs; k++)
 		nfresh += F->evs[k].fresh;
@@ -199,6 +205,8 @@ write_events(Fold2 *F, Ev *evs, uint64 nevs, FlowCounts *counts)
 		nulls[at++] = false;
 		nulls[at] = e->kind != 'u' || bms_is_empty(e->inherit);
 		values[at] = nulls[at] ? (Datum) 0 : inherit_array(F, e->inherit);
+		values[++at] = stored_at;
+		nulls[at] = false;
 		acdc_batch_relation_put(&newev, values, nulls);
 	}
 	acdc_insert_batch(&newev, F->f->state, F->c->qevents,

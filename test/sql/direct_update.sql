@@ -109,6 +109,20 @@ SELECT flow, rows_upserted, status FROM autocdc.run('du_pub');
 SELECT id, name FROM published WHERE id = 3;
 SELECT autocdc.drop_flow('published');
 
+-- A column made an identity after its rows went in is the UPDATE's to refuse.
+CREATE TABLE ident_src (id int, n int, seq int);
+CREATE TABLE ident (id int PRIMARY KEY, n int NOT NULL, __autocdc_sequence int);
+SELECT autocdc.create_auto_cdc_flow(target => 'ident', source => 'ident_src', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], stored_as_scd_type => 1, pipeline => 'du_ident');
+INSERT INTO ident_src VALUES (1, 10, 1);
+SELECT flow, rows_upserted, status FROM autocdc.run('du_ident');
+ALTER TABLE ident ALTER COLUMN n ADD GENERATED ALWAYS AS IDENTITY;
+INSERT INTO ident_src VALUES (1, 11, 2);
+SELECT flow, status FROM autocdc.run('du_ident');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'du_ident' ORDER BY id DESC LIMIT 1;
+SELECT * FROM ident;
+SELECT autocdc.drop_flow('ident');
+
 -- The writes run as the target's owner, with its rights: an owner who took
 -- its own UPDATE right away gets the UPDATE's error.
 CREATE ROLE du_owner;
