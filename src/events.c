@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include "events.h"
+#include "typmod_coerce.h"
 #include "expect.h"
 #include "progress.h"
 #include "record_cmp.h"
@@ -252,9 +253,16 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	ev->sort_nulls_first = nulls_first;
 	if (!acdc_events_hash_begin(ev, events_bound_kb() * 1024))
 		ev->sort = events_sort_begin(ev, (int) Min(events_bound_kb(), (Size) MAX_KILOBYTES));
+	/* values the writes take as of their columns' typmods, as an INSERT's */
+	ev->coerce = acdc_typmod_coercion(NULL, ev->flow->target, ev->desc, 0, ev->flow->keys);
+	if (ev->end_col - ev->first_col >= list_length(ev->flow->columns))
+		ev->coerce = acdc_typmod_coercion(ev->coerce, ev->flow->target, ev->desc,
+										  ev->first_col, ev->flow->columns);
 	ev->slot = MakeSingleTupleTableSlot(ev->desc, &TTSOpsMinimalTuple);
-	if (ev->desc->natts < typeinfo->natts)
+	if (ev->desc->natts < typeinfo->natts || ev->coerce)
 		ev->kept = MakeSingleTupleTableSlot(ev->desc, &TTSOpsVirtual);
+	if (ev->coerce)
+		ev->coerce_cxt = AllocSetContextCreate(ev->cxt, "autocdc coercion", ALLOCSET_SMALL_SIZES);
 	MemoryContextSwitchTo(old);
 }
 
@@ -344,6 +352,13 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 		ExecClearTuple(ev->kept);
 		memcpy(ev->kept->tts_values, slot->tts_values, sizeof(Datum) * ev->desc->natts);
 		memcpy(ev->kept->tts_isnull, slot->tts_isnull, sizeof(bool) * ev->desc->natts);
+		if (ev->coerce && kind != 't')
+		{
+			MemoryContextReset(ev->coerce_cxt);
+			old = MemoryContextSwitchTo(ev->coerce_cxt);
+			acdc_typmod_apply(ev->coerce, ev->kept->tts_values, ev->kept->tts_isnull);
+			MemoryContextSwitchTo(old);
+		}
 		ExecStoreVirtualTuple(ev->kept);
 		slot = ev->kept;
 	}

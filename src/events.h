@@ -39,6 +39,8 @@ typedef struct Events
 	int			in_row_att;		/* the read's source row, or -1 */
 	int			in_xatt;		/* the read's first expectation result */
 	TupleTableSlot *kept;		/* the read's row without its extra columns */
+	struct TypmodCoercion *coerce;	/* values to their columns' typmods, or NULL */
+	MemoryContext coerce_cxt;	/* ... reset for each row */
 	bool		conflicts;		/* two different events at one key and sequence */
 	AttrNumber *sort_atts;		/* how the sort sorts (events_startup) */
 	Oid		   *sort_ops;

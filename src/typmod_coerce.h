@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ * typmod_coerce.h
+ *	  Values read for a target's columns brought to those columns' type
+ *	  modifiers (varchar(5), numeric(6,2), timestamp(0), arrays of them) as
+ *	  an INSERT's assignment brings them: rounded, or refused with the
+ *	  INSERT's error ("value too long for type character varying(5)").
+ *	  The read casts to the column's type only; the writes take the values
+ *	  as of the column's modifier.
+ *-------------------------------------------------------------------------
+ */
+#ifndef AUTOCDC_TYPMOD_COERCE_H
+#define AUTOCDC_TYPMOD_COERCE_H
+
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "nodes/pg_list.h"
+
+typedef struct TypmodCoercion TypmodCoercion;
+
+/*
+ * c (NULL at first) with the coercions that desc's attributes first ..
+ * first + n - 1 need, which go to target's columns names (n of them);
+ * desc's typmods are set to the columns'.  NULL while none needs one.
+ */
+extern TypmodCoercion *acdc_typmod_coercion(TypmodCoercion *c, Oid target, TupleDesc desc,
+											int first, List *names);
+
+/* values (of all of desc's attributes) coerced in place, in the current memory context. */
+extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls);
+
+#endif							/* AUTOCDC_TYPMOD_COERCE_H */

@@ -1,0 +1,78 @@
+-- Values go to their columns as an INSERT's assignment puts them: rounded
+-- to a numeric's scale or a timestamp's precision, an over-long string or
+-- array element refused with the INSERT's error, for every kind of flow
+-- and whichever way the rows are written.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS autocdc;
+RESET client_min_messages;
+CREATE SCHEMA tm;
+SET search_path = tm, public;
+CREATE TABLE src (id text, v text, n numeric, at timestamp, tags text[], op text, seq int);
+INSERT INTO src VALUES ('k1', 'short', 1.23456, '2026-01-01 10:00:00.6', '{ab,cd}', 'U', 1),
+                       ('k2', 'tiny', 2.005, '2026-01-01 10:00:01.4', '{x}', 'U', 1);
+-- an SCD 1 target keeping the values straight in (the direct path), one an
+-- UPDATE trigger watches (the statements), an SCD 2 and a bitemporal target
+CREATE TABLE s1 (id varchar(5) PRIMARY KEY, v varchar(5), n numeric(6,2), at timestamp(0),
+  tags varchar(2)[], __autocdc_sequence int);
+SELECT autocdc.create_auto_cdc_flow(target => 's1', source => 'src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 1, pipeline => 'tm');
+CREATE TABLE s1_watched (LIKE s1 INCLUDING ALL);
+CREATE FUNCTION tm.nothing() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER s1_watched_upd AFTER INSERT OR UPDATE ON s1_watched
+  FOR EACH STATEMENT EXECUTE FUNCTION tm.nothing();
+SELECT autocdc.create_auto_cdc_flow(target => 's1_watched', source => 'src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 1, pipeline => 'tm');
+CREATE TABLE s2 (id varchar(5), v varchar(5), n numeric(6,2), at timestamp(0), tags varchar(2)[],
+  __start_at int, __end_at int, PRIMARY KEY (id, __start_at));
+SELECT autocdc.create_auto_cdc_flow(target => 's2', source => 'src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
+  stored_as_scd_type => 2, pipeline => 'tm');
+SELECT flow, rows_upserted, status FROM autocdc.run('tm') ORDER BY flow;
+SELECT * FROM s1 ORDER BY id;
+SELECT NOT EXISTS (SELECT * FROM s1 EXCEPT SELECT * FROM s1_watched) AS watched_same;
+SELECT id, v, n, at, tags, __start_at, __end_at FROM s2 ORDER BY id, __start_at;
+-- an update rounds as well
+INSERT INTO src VALUES ('k1', 'again', 9.999, '2026-01-02 00:00:00.5', '{ef}', 'U', 2);
+SELECT flow, rows_upserted, status FROM autocdc.run('tm') ORDER BY flow;
+SELECT * FROM s1 ORDER BY id;
+SELECT id, v, n, at, tags, __start_at, __end_at FROM s2 ORDER BY id, __start_at;
+
+-- Too long for the column: the run fails as the INSERT or UPDATE would.
+INSERT INTO src VALUES ('k1', 'far too long', 1, NULL, NULL, 'U', 3);
+SELECT flow, rows_upserted, status FROM autocdc.run('tm') ORDER BY flow;
+SELECT DISTINCT error FROM autocdc.event_log WHERE pipeline = 'tm' AND status = 'failed';
+DELETE FROM src WHERE seq = 3;
+INSERT INTO src VALUES ('k3', 'ok', 1, NULL, '{abc}', 'U', 3);
+SELECT flow, rows_upserted, status FROM autocdc.run('tm') ORDER BY flow;
+SELECT DISTINCT error FROM autocdc.event_log WHERE pipeline = 'tm' AND status = 'failed'
+  AND error LIKE '%(2)%';
+DELETE FROM src WHERE seq = 3;
+INSERT INTO src VALUES ('key-too-long', 'ok', 1, NULL, NULL, 'U', 3);
+SELECT flow, rows_upserted, status FROM autocdc.run('tm') ORDER BY flow;
+DELETE FROM src WHERE seq = 3;
+-- trailing spaces go, as an INSERT drops them
+INSERT INTO src VALUES ('k4      ', 'pad        ', 4, NULL, NULL, 'U', 3);
+SELECT flow, rows_upserted, status FROM autocdc.run('tm') ORDER BY flow;
+SELECT id, length(id), v, length(v) FROM s1 WHERE id LIKE 'k4%';
+
+-- a snapshot flow too
+CREATE TABLE snap_src (id int, v text);
+INSERT INTO snap_src VALUES (1, 'abc'), (2, 'abcdef');
+CREATE TABLE snap (id int PRIMARY KEY, v varchar(4), __autocdc_sequence bigint);
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'snap', source => 'snap_src',
+  keys => ARRAY['id'], stored_as_scd_type => 1, pipeline => 'tm_snap');
+SELECT flow, status FROM autocdc.run('tm_snap');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_snap' ORDER BY id DESC LIMIT 1;
+UPDATE snap_src SET v = 'abcd' WHERE id = 2;
+SELECT flow, rows_upserted, status FROM autocdc.run('tm_snap');
+SELECT * FROM snap ORDER BY id;
+
+SELECT autocdc.drop_flow('s1');
+SELECT autocdc.drop_flow('s1_watched');
+SELECT autocdc.drop_flow('s2');
+SELECT autocdc.drop_flow('snap');
+SET client_min_messages = warning;
+DROP SCHEMA tm CASCADE;
+RESET client_min_messages;
