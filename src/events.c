@@ -356,7 +356,8 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 		{
 			MemoryContextReset(ev->coerce_cxt);
 			old = MemoryContextSwitchTo(ev->coerce_cxt);
-			acdc_typmod_apply(ev->coerce, ev->kept->tts_values, ev->kept->tts_isnull);
+			acdc_typmod_apply(ev->coerce, ev->kept->tts_values, ev->kept->tts_isnull,
+							  kind == 'u' ? ev->desc->natts : ev->nkeys);
 			MemoryContextSwitchTo(old);
 		}
 		ExecStoreVirtualTuple(ev->kept);

@@ -24,6 +24,7 @@
 #include "scd1.h"
 #include "scd2.h"
 #include "source_query.h"
+#include "typmod_coerce.h"
 #include "validate.h"
 
 #include "access/relation.h"
@@ -118,7 +119,7 @@ snap_value(SnapSource *snap, FlowDef *f, const char *col)
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "s.%s", quote_identifier(scol));
 	if (stype != ttype)
-		appendStringInfo(&buf, "::%s", format_type_be_qualified(ttype));
+		appendStringInfo(&buf, "::%s", format_type_be_qualified(acdc_typmod_cast_type(ttype)));
 	if (acdc_list_has_string(f->keys, col))
 		acdc_append_collate(&buf, acdc_column_collation(f->target, col));
 	return buf.data;
@@ -204,7 +205,8 @@ snapshot_events(FlowDef *f, SnapSource *snap, const char *version)
 		if (key && f->scd_type == 2)
 			appendStringInfo(&sql, "t.%s", q);
 		else
-			appendStringInfo(&sql, "NULL::%s", format_type_be_qualified(acdc_target_type(f, lfirst(lc))));
+			appendStringInfo(&sql, "NULL::%s",
+							 format_type_be_qualified(acdc_typmod_cast_type(acdc_target_type(f, lfirst(lc)))));
 		if (foreach_current_index(lc) == list_length(f->keys) - 1)
 			appendStringInfo(&sql, ", %s, %s", v, f->scd_type == 2 ? "'d'::pg_catalog.text" : "'t'::pg_catalog.text");
 		if (lnext(all, lc))

@@ -18,6 +18,7 @@
 #include "collation.h"
 #include "expect.h"
 #include "source_query.h"
+#include "typmod_coerce.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -38,7 +39,10 @@ acdc_read_params_arrays(ReadParams *p, Oid *types, Datum *values, char *nulls)
 	}
 }
 
-/* The source column cast to the target column's type when they differ. */
+/*
+ * The source column cast to the target column's type when they differ (to a
+ * domain's base type where typmod_coerce.c brings it to the domain).
+ */
 static void
 append_event_column(StringInfo sql, FlowDef *flow, const char *col)
 {
@@ -62,7 +66,7 @@ append_event_column(StringInfo sql, FlowDef *flow, const char *col)
 	appendStringInfo(sql, "%s.%s", SRC_ALIAS, quote_identifier(col));
 	/* a query's result types are known to its analysis only: cast always */
 	if (flow->source_query || get_atttype(flow->source, satt) != ttype)
-		appendStringInfo(sql, "::%s", format_type_be_qualified(ttype));
+		appendStringInfo(sql, "::%s", format_type_be_qualified(acdc_typmod_cast_type(ttype)));
 	appendStringInfo(sql, " AS %s, ", quote_identifier(col));
 }
 

@@ -43,13 +43,15 @@ acdc_typmod_coercion(TypmodCoercion *c, Oid target, TupleDesc desc, int first, L
 		Oid			ttype;
 		int32		ttypmod;
 		Oid			tcoll;
+		Oid			intype;
 		Param	   *p;
 		Node	   *e;
 
 		if (tatt == InvalidAttrNumber)
 			continue;			/* the read reports a column gone */
 		get_atttypetypmodcoll(target, tatt, &ttype, &ttypmod, &tcoll);
-		if (ttypmod < 0 || ttype != att->atttypid || att->atttypmod == ttypmod)
+		if (ttype == att->atttypid ? ttypmod < 0 || att->atttypmod == ttypmod :
+			acdc_typmod_cast_type(ttype) != att->atttypid)
 			continue;
 		p = makeNode(Param);
 		p->paramkind = PARAM_EXTERN;
@@ -61,8 +63,15 @@ acdc_typmod_coercion(TypmodCoercion *c, Oid target, TupleDesc desc, int first, L
 		e = coerce_to_target_type(NULL, (Node *) p, att->atttypid, ttype, ttypmod,
 								  COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
 		if (e == NULL)
-			elog(ERROR, "autocdc: no coercion of %s to its own modifier %d",
-				 format_type_be(ttype), ttypmod);
+			elog(ERROR, "autocdc: no coercion of %s to %s", format_type_be(att->atttypid),
+				 format_type_be(ttype));
+		intype = att->atttypid;
+		if (att->atttypid != ttype)
+		{
+			/* a domain's values, as the read's cast to it would have typed them */
+			att->atttypid = ttype;
+			att->attcollation = get_typcollation(ttype);
+		}
 		att->atttypmod = ttypmod;
 		if (e == (Node *) p)
 			continue;
@@ -78,14 +87,23 @@ acdc_typmod_coercion(TypmodCoercion *c, Oid target, TupleDesc desc, int first, L
 		c->type = c->n ? repalloc(c->type, sizeof(Oid) * (c->n + 1)) : palloc(sizeof(Oid));
 		c->expr = c->n ? repalloc(c->expr, sizeof(ExprState *) * (c->n + 1)) : palloc(sizeof(ExprState *));
 		c->att[c->n] = a;
-		c->type[c->n] = att->atttypid;
+		c->type[c->n] = intype;
 		c->expr[c->n++] = ExecInitExpr((Expr *) expression_planner((Expr *) e), NULL);
 	}
 	return c;
 }
 
+Oid
+acdc_typmod_cast_type(Oid type)
+{
+	int32		basemod = -1;
+	Oid			base = getBaseTypeAndTypmod(type, &basemod);
+
+	return base != type && basemod >= 0 ? base : type;
+}
+
 void
-acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls)
+acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts)
 {
 	ParamExternData *prm = &c->params->params[0];
 
@@ -93,10 +111,12 @@ acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls)
 	{
 		int			a = c->att[i];
 
-		if (nulls[a])
+		if (a >= natts)
 			continue;
+
+		/* a NULL too: a domain may refuse it */
 		prm->value = values[a];
-		prm->isnull = false;
+		prm->isnull = nulls[a];
 		prm->pflags = PARAM_FLAG_CONST;
 		prm->ptype = c->type[i];
 		values[a] = ExecEvalExpr(c->expr[i], c->econtext, &nulls[a]);

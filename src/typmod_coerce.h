@@ -20,13 +20,25 @@ typedef struct TypmodCoercion TypmodCoercion;
 
 /*
  * c (NULL at first) with the coercions that desc's attributes first ..
- * first + n - 1 need, which go to target's columns names (n of them);
- * desc's typmods are set to the columns'.  NULL while none needs one.
+ * first + n - 1 need, which go to target's columns names (n of them),
+ * read as of the column's type or acdc_typmod_cast_type's; desc's types
+ * and typmods are set to the columns'.  NULL while none needs one.
  */
 extern TypmodCoercion *acdc_typmod_coercion(TypmodCoercion *c, Oid target, TupleDesc desc,
 											int first, List *names);
 
-/* values (of all of desc's attributes) coerced in place, in the current memory context. */
-extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls);
+/*
+ * The type a read casts a value for a column of type "type" to: that type,
+ * or for a domain over a type with a modifier (varchar(5)) its base type,
+ * which acdc_typmod_coercion then coerces to the domain as an INSERT
+ * would: the explicit cast to the domain truncates where the INSERT fails.
+ */
+extern Oid	acdc_typmod_cast_type(Oid type);
+
+/*
+ * values of desc's first natts attributes coerced in place, in the current
+ * memory context (a delete's keys only: its values are not written).
+ */
+extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts);
 
 #endif							/* AUTOCDC_TYPMOD_COERCE_H */

@@ -56,16 +56,47 @@ DELETE FROM src WHERE seq = 3;
 INSERT INTO src VALUES ('k4      ', 'pad        ', 4, NULL, NULL, 'U', 3);
 SELECT flow, rows_upserted, status FROM autocdc.run('tm') ORDER BY flow;
 SELECT id, length(id), v, length(v) FROM s1 WHERE id LIKE 'k4%';
+-- a delete's values are not written: an over-long one is no error
+INSERT INTO src VALUES ('k2', 'far too long', 1, NULL, '{abc}', 'D', 4);
+SELECT flow, rows_deleted, status FROM autocdc.run('tm') ORDER BY flow;
+SELECT count(*) FROM s1 WHERE id = 'k2';
+
+-- a domain over a type with a modifier: the INSERT's error too, not the
+-- cast's truncation; the domain's CHECK and NOT NULL still hold
+CREATE DOMAIN tm.d5 AS varchar(5) NOT NULL CHECK (VALUE <> 'bad');
+CREATE TABLE dom_src (id int, v text, seq int);
+CREATE TABLE dom (id int PRIMARY KEY, v tm.d5, __autocdc_sequence int);
+SELECT autocdc.create_auto_cdc_flow(target => 'dom', source => 'dom_src', keys => ARRAY['id'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], stored_as_scd_type => 1, pipeline => 'tm_dom');
+INSERT INTO dom_src VALUES (1, 'abc  ', 1), (2, 'abcdefghij', 1);
+SELECT flow, status FROM autocdc.run('tm_dom');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_dom' ORDER BY id DESC LIMIT 1;
+DELETE FROM dom_src WHERE id = 2;
+INSERT INTO dom_src VALUES (3, 'bad', 1);
+SELECT flow, status FROM autocdc.run('tm_dom');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_dom' ORDER BY id DESC LIMIT 1;
+DELETE FROM dom_src WHERE id = 3;
+INSERT INTO dom_src VALUES (4, NULL, 1);
+SELECT flow, status FROM autocdc.run('tm_dom');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_dom' ORDER BY id DESC LIMIT 1;
+DELETE FROM dom_src WHERE id = 4;
+SELECT flow, rows_upserted, status FROM autocdc.run('tm_dom');
+SELECT id, v, length(v) FROM dom ORDER BY id;
+SELECT autocdc.drop_flow('dom');
 
 -- a snapshot flow too
-CREATE TABLE snap_src (id int, v text);
-INSERT INTO snap_src VALUES (1, 'abc'), (2, 'abcdef');
-CREATE TABLE snap (id int PRIMARY KEY, v varchar(4), __autocdc_sequence bigint);
+CREATE TABLE snap_src (id int, v text, w text);
+INSERT INTO snap_src VALUES (1, 'abc', 'x'), (2, 'abcdef', 'y');
+CREATE TABLE snap (id int PRIMARY KEY, v varchar(4), w tm.d5, __autocdc_sequence bigint);
 SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'snap', source => 'snap_src',
   keys => ARRAY['id'], stored_as_scd_type => 1, pipeline => 'tm_snap');
 SELECT flow, status FROM autocdc.run('tm_snap');
 SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_snap' ORDER BY id DESC LIMIT 1;
 UPDATE snap_src SET v = 'abcd' WHERE id = 2;
+UPDATE snap_src SET w = 'toolong' WHERE id = 1;
+SELECT flow, status FROM autocdc.run('tm_snap');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_snap' ORDER BY id DESC LIMIT 1;
+UPDATE snap_src SET w = 'x' WHERE id = 1;
 SELECT flow, rows_upserted, status FROM autocdc.run('tm_snap');
 SELECT * FROM snap ORDER BY id;
 
