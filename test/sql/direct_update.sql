@@ -148,12 +148,13 @@ SELECT flow, rows_upserted, status FROM autocdc.run('du_owned');
 SELECT id, name FROM owned;
 SELECT autocdc.drop_flow('owned');
 
--- SCD 2: versions closed in place, the one-open-version index whole.
+-- SCD 2: versions closed in place, a user's one-open-version index whole.
 CREATE TABLE s2_src (id int, name text, op text, seq int);
 INSERT INTO s2_src SELECT k, 'a' || k, 'U', 10 FROM generate_series(1, 2000) k;
 SELECT autocdc.create_auto_cdc_flow(target => 's2_plain', source => 's2_src', keys => ARRAY['id'],
   sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['op', 'seq'],
   stored_as_scd_type => 2, pipeline => 'du_s2');
+CREATE UNIQUE INDEX s2_plain_open ON s2_plain (id) WHERE __end_at IS NULL;
 CREATE TABLE s2_watched (id int, name text, __start_at int, __end_at int, PRIMARY KEY (id, __start_at));
 CREATE TRIGGER s2_watched_upd AFTER UPDATE ON s2_watched REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION du.count_updates();

@@ -21,7 +21,7 @@ SELECT autocdc.create_auto_cdc_flow(
   except_column_list => ARRAY['operation', 'sequenceNum'],
   stored_as_scd_type => 2, pipeline => 'ref2', name => 'users_scd2');
 -- History columns typed like the sequence; one version per key and start,
--- at most one open version per key, enforced by the database.
+-- enforced by the database (no index on the open versions: runs keep one).
 \d users
 SELECT flow, rows_read, rows_upserted, rows_deleted, rows_skipped, status FROM autocdc.run('ref2');
 -- Unquoted __START_AT works, as PostgreSQL folds it.
