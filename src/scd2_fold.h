@@ -59,6 +59,8 @@ typedef struct KeyMode
 	Datum		max_stored;		/* the highest applied sequence: stored, or the last version's start */
 	Datum		smin;			/* earliest new event */
 	Datum		pdel;			/* last stored delete before smin */
+	bool		has_from;
+	Datum		from;			/* else: the start of the last version before smin */
 	Version    *openv;			/* the open version, or NULL */
 } KeyMode;
 

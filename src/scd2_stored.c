@@ -295,9 +295,14 @@ acdc_check_stored(Fold2 *F)
 /*
  * Per touched key (one with a new event), where its fold starts:
  * anchored at its open version when every new event comes after
- * everything stored, else after the last stored delete before the earliest
- * new event.  Registers __autocdc_mode for the stored events and versions
- * to read.
+ * everything stored; else at the start of the last version that begins
+ * before the earliest new event, when that start is an upsert setting
+ * every column (stored without columns to inherit, or the version's row
+ * alone) and no stored delete lies between: the fold from there is the
+ * fold from the key's first event, since a version start ends what came
+ * before it; else after the last stored delete before the earliest new
+ * event.  Registers __autocdc_mode for the stored events and versions to
+ * read.
  */
 uint64
 acdc_read_modes(Fold2 *F)
@@ -305,12 +310,12 @@ acdc_read_modes(Fold2 *F)
 	Events	   *ev = F->ev;
 	FlowDef    *f = F->f;
 	TupleDesc	desc = acdc_rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
-	TupleDesc	mdesc = acdc_rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 1);
+	TupleDesc	mdesc = acdc_rel_keyed_desc(ev->desc, ev->nkeys, "__autocdc_k", 2);
 	BatchRelation loose,		/* (__autocdc_k, keys, __autocdc_smin) */
-				mode;			/* (__autocdc_k, keys, __autocdc_pdel) */
+				mode;			/* (__autocdc_k, keys, __autocdc_pdel, __autocdc_from) */
 	int			base = 1 + ev->nkeys;
-	Datum	   *values = palloc(sizeof(Datum) * (base + 1));
-	bool	   *nulls = palloc(sizeof(bool) * (base + 1));
+	Datum	   *values = palloc(sizeof(Datum) * (base + 2));
+	bool	   *nulls = palloc(sizeof(bool) * (base + 2));
 	Form_pg_attribute seqatt = TupleDescAttr(ev->desc, ev->seq_att);
 	StringInfoData sql;
 
@@ -339,25 +344,57 @@ acdc_read_modes(Fold2 *F)
 	{
 		SPITupleTable *tt;
 
+		/*
+		 * The last stored delete before the earliest new event; the last
+		 * version's start before it, and whether the store holds that
+		 * start without columns to inherit (NULL: not stored, so the
+		 * version's row alone).
+		 */
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "SELECT a.__autocdc_k, (SELECT s.__autocdc_seq FROM %s s WHERE ",
 						 F->c->qevents);
 		acdc_append_keys_match(&sql, f, "s", "a");
 		appendStringInfoString(&sql, " AND s.__autocdc_kind OPERATOR(pg_catalog.=) 'd' AND ");
 		acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "<", "a.__autocdc_smin");
-		appendStringInfo(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1) FROM %s a", loose.name);
+		appendStringInfoString(&sql, " ORDER BY s.__autocdc_seq DESC LIMIT 1), v.__start_at, ");
+		/* with no column to inherit, every upsert sets every column the fold keeps */
+		if (bms_is_empty(F->inheriting))
+			appendStringInfoString(&sql, "NULL::pg_catalog.bool");
+		else
+		{
+			appendStringInfo(&sql, "(SELECT s.__autocdc_kind OPERATOR(pg_catalog.=) 'u' AND s.__autocdc_inherit IS NULL FROM %s s WHERE ",
+							 F->c->qevents);
+			acdc_append_keys_match(&sql, f, "s", "a");
+			appendStringInfoString(&sql, " AND ");
+			acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", "=", "v.__start_at");
+			appendStringInfoChar(&sql, ')');
+		}
+		appendStringInfo(&sql, " FROM %s a LEFT JOIN LATERAL (SELECT t.__start_at FROM %s t WHERE ",
+						 loose.name, F->c->qtarget);
+		acdc_append_keys_match(&sql, f, "t", "a");
+		appendStringInfoString(&sql, " AND ");
+		acdc_append_flow_seq_cmp(&sql, f, "t.__start_at", "<", "a.__autocdc_smin");
+		appendStringInfoString(&sql, " ORDER BY t.__start_at DESC LIMIT 1) v ON true");
 		acdc_spi_exec_by_key(sql.data);
 		tt = SPI_tuptable;
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{
 			HeapTuple	tup = tt->vals[r];
-			bool		isnull;
+			bool		isnull,
+						vnull,
+						fnull;
 			KeyMode    *m = &F->modes[DatumGetInt32(heap_getattr(tup, 1, tt->tupdesc, &isnull))];
 			Datum		d = heap_getattr(tup, 2, tt->tupdesc, &isnull);
+			Datum		v = heap_getattr(tup, 3, tt->tupdesc, &vnull);
+			Datum		full = heap_getattr(tup, 4, tt->tupdesc, &fnull);
 
 			m->has_pdel = !isnull;
 			if (!isnull)
 				m->pdel = datumCopy(d, seqatt->attbyval, seqatt->attlen);
+			m->has_from = !vnull && (fnull || DatumGetBool(full)) &&
+				(!m->has_pdel || events_seq_cmp(ev, v, m->pdel) > 0);
+			if (m->has_from)
+				m->from = datumCopy(v, seqatt->attbyval, seqatt->attlen);
 		}
 		SPI_freetuptable(tt);
 	}
@@ -366,6 +403,7 @@ acdc_read_modes(Fold2 *F)
 		return 0;
 	/* the keys not anchored, with where their fold starts, in the keys' order */
 	acdc_seq_entry(F, mdesc, base + 1, "__autocdc_pdel");
+	acdc_seq_entry(F, mdesc, base + 2, "__autocdc_from");
 	acdc_batch_relation_begin(&mode, "__autocdc_mode", mdesc);
 	for (uint32 k = 0; k < F->nkeysets; k++)
 	{
@@ -374,11 +412,23 @@ acdc_read_modes(Fold2 *F)
 		if (!m->touched || m->anchored)
 			continue;
 		acdc_put_key(F, k, NULL, values, nulls);
+		/* from the version's start, or after the delete */
 		values[base] = m->pdel;
-		nulls[base] = !m->has_pdel;
+		nulls[base] = !m->has_pdel || m->has_from;
+		values[base + 1] = m->from;
+		nulls[base + 1] = !m->has_from;
 		acdc_batch_relation_put(&mode, values, nulls);
 	}
 	acdc_batch_relation_register(&mode);
+	if (mode.n > 0)
+	{
+		uint64		nfrom = 0;
+
+		for (uint32 k = 0; k < F->nkeysets; k++)
+			nfrom += F->modes[k].touched && !F->modes[k].anchored && F->modes[k].has_from;
+		elog(DEBUG1, "autocdc: flow \"%s\": %llu keys folded again, %llu of them from a version's start",
+			 f->name, (unsigned long long) mode.n, (unsigned long long) nfrom);
+	}
 	return mode.n;
 }
 
@@ -458,14 +508,16 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 							F->c->qevents, "s");
 		appendStringInfoString(&sql, " AND (m.__autocdc_pdel IS NULL OR ");
 		acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">", "m.__autocdc_pdel");
+		appendStringInfoString(&sql, ") AND (m.__autocdc_from IS NULL OR ");
+		acdc_append_flow_seq_cmp(&sql, f, "s.__autocdc_seq", ">=", "m.__autocdc_from");
 		appendStringInfoString(&sql, ") OFFSET 0) s");
 		acdc_spi_exec_by_key(sql.data);
 		ev_tt = SPI_tuptable;
 		nev = SPI_processed;
 
-		/* two branches, so that each is a range scan of the (keys, __start_at) index */
+		/* three branches, so that each is a range scan of the (keys, __start_at) index */
 		resetStringInfo(&sql);
-		for (int branch = 0; branch < 2 && F->bt == NULL; branch++)
+		for (int branch = 0; branch < 3 && F->bt == NULL; branch++)
 		{
 			if (branch > 0)
 				appendStringInfoString(&sql, " UNION ALL ");
@@ -473,12 +525,18 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 												  acdc_value_list(F, "t"), acdc_validate_prefixed_keys(f, "t")),
 								F->c->qtarget, "t");
 			if (branch == 0)
-				appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL OFFSET 0) t");
-			else
+				appendStringInfoString(&sql, " AND m.__autocdc_pdel IS NULL AND m.__autocdc_from IS NULL OFFSET 0) t");
+			else if (branch == 1)
 			{
 				appendStringInfoString(&sql, " AND ");
 				acdc_append_flow_seq_cmp(&sql, f, "t.__start_at", ">", "m.__autocdc_pdel");
 				appendStringInfoString(&sql, " OFFSET 0) t WHERE m.__autocdc_pdel IS NOT NULL");
+			}
+			else
+			{
+				appendStringInfoString(&sql, " AND ");
+				acdc_append_flow_seq_cmp(&sql, f, "t.__start_at", ">=", "m.__autocdc_from");
+				appendStringInfoString(&sql, " OFFSET 0) t WHERE m.__autocdc_from IS NOT NULL");
 			}
 		}
 		if (F->bt == NULL)
