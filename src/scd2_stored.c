@@ -318,6 +318,7 @@ acdc_read_modes(Fold2 *F)
 	bool	   *nulls = palloc(sizeof(bool) * (base + 2));
 	Form_pg_attribute seqatt = TupleDescAttr(ev->desc, ev->seq_att);
 	StringInfoData sql;
+	uint64		nfrom = 0;		/* keys folded from a version's start */
 
 	acdc_seq_entry(F, desc, base + 1, "__autocdc_smin");
 	acdc_batch_relation_begin(&loose, "__autocdc_aff2", desc);
@@ -417,18 +418,13 @@ acdc_read_modes(Fold2 *F)
 		nulls[base] = !m->has_pdel || m->has_from;
 		values[base + 1] = m->from;
 		nulls[base + 1] = !m->has_from;
+		nfrom += m->has_from;
 		acdc_batch_relation_put(&mode, values, nulls);
 	}
 	acdc_batch_relation_register(&mode);
 	if (mode.n > 0)
-	{
-		uint64		nfrom = 0;
-
-		for (uint32 k = 0; k < F->nkeysets; k++)
-			nfrom += F->modes[k].touched && !F->modes[k].anchored && F->modes[k].has_from;
 		elog(DEBUG1, "autocdc: flow \"%s\": %llu keys folded again, %llu of them from a version's start",
 			 f->name, (unsigned long long) mode.n, (unsigned long long) nfrom);
-	}
 	return mode.n;
 }
 
