@@ -24,7 +24,7 @@ REGRESS    = install scd1_reference scd1_fold scd1_incremental scd1_errors \
              target_edits reinstall run_history run_results loading progress \
              expectations quarantine source_query bitemporal toasted_sequences \
              dialect dialect_errors dialect_ddl dialect_query dialect_expect \
-             columns_to_update direct_insert direct_update typmods uninstall
+             columns_to_update direct_insert direct_update typmods target_scan uninstall
 REGRESS_OPTS = --inputdir=test
 ISOLATION  = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)

@@ -154,8 +154,8 @@ events_sort_begin(Events *ev, int kb)
  * maintenance_work_mem, as a sort for an index may take, or work_mem if
  * that is more (doc/design.md §2.13).
  */
-static Size
-events_bound_kb(void)
+Size
+acdc_events_bound_kb(void)
 {
 	return Max((Size) work_mem, (Size) maintenance_work_mem / 2);
 }
@@ -251,8 +251,8 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	ev->sort_ops = ops;
 	ev->sort_colls = colls;
 	ev->sort_nulls_first = nulls_first;
-	if (!acdc_events_hash_begin(ev, events_bound_kb() * 1024))
-		ev->sort = events_sort_begin(ev, (int) Min(events_bound_kb(), (Size) MAX_KILOBYTES));
+	if (!acdc_events_hash_begin(ev, acdc_events_bound_kb() * 1024))
+		ev->sort = events_sort_begin(ev, (int) Min(acdc_events_bound_kb(), (Size) MAX_KILOBYTES));
 	/* values the writes take as of their columns' typmods, as an INSERT's */
 	ev->coerce = acdc_typmod_coercion(NULL, ev->flow->target, ev->desc, 0, ev->flow->keys);
 	if (ev->end_col - ev->first_col >= list_length(ev->flow->columns))

@@ -155,6 +155,10 @@ extern bool acdc_events_hash_put(Events *ev, TupleTableSlot *slot);
 extern void acdc_events_hash_spill(Events *ev, Tuplesortstate *sort);
 extern void acdc_events_hash_order(Events *ev, BatchRelation *keys, TupleTableSlot *work);
 extern bool acdc_events_hash_next(Events *ev, TupleTableSlot *slot);
+/* After acdc_events_hash_order: the number of the key equal to keys, if any. */
+extern bool acdc_events_hash_find_key(Events *ev, Datum *keys, uint32 *id);
+/* The memory a batch's events may take in memory, in kB. */
+extern Size acdc_events_bound_kb(void);
 extern void acdc_events_hash_key_latest(Events *ev, uint32 id, TupleTableSlot *u,
 										TupleTableSlot *d);
 extern void acdc_events_hash_seek(Events *ev, uint32 id);

@@ -118,6 +118,9 @@ struct EventsHash
 	uint32		maxkeys;
 	MinimalTuple *kfirst;		/* the key's first event */
 	uint32	   *kcount;			/* its events, from the table's counts at the end */
+	/* after acdc_events_hash_order: the keys' values (by arrival) and arrivals by rank */
+	Datum	   *keyvals;
+	uint32	   *ranked;
 	/* after acdc_events_hash_order, by key in key order: its latest upsert and delete */
 	MinimalTuple (*latest)[2];
 	/* after acdc_events_hash_order: the events in key and sequence order */
@@ -549,8 +552,41 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 	ExecClearTuple(work);
 	pfree(next);
 	pfree(rank);
-	pfree(keys);
+	h->keyvals = ks.keyvals;
+	h->ranked = keys;
 	h->pos = 0;
+}
+
+/*
+ * The number of the batch's key equal to keys (as the sort compares them),
+ * by binary search over the keys in order; false when the batch has none.
+ */
+bool
+acdc_events_hash_find_key(Events *ev, Datum *keys, uint32 *id)
+{
+	struct EventsHash *h = ev->hash;
+	uint32		lo = 0,
+				hi = h->nkeys;
+
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+		Datum	   *x = &h->keyvals[(Size) h->ranked[mid] * ev->nkeys];
+		int			c = 0;
+
+		for (int i = 0; i < ev->nkeys && c == 0; i++)
+			c = ApplySortComparator(keys[i], false, x[i], false, &ev->cmp[i]);
+		if (c == 0)
+		{
+			*id = mid;
+			return true;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
 }
 
 bool

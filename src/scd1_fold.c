@@ -24,8 +24,11 @@
 #include "events.h"
 #include "progress.h"
 #include "scd1_write.h"
+#include "target_scan.h"
 #include "validate.h"
 
+#include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -86,6 +89,10 @@ typedef struct Scd1Fold
 	Datum		now;
 	uint32		nfolded;		/* keys folded so far */
 	bool	   *folded;			/* by key number, when the keys come in any order */
+	HeapTuple  *trows;			/* by key number, its target row, when read by a scan */
+	AttrNumber *tatts;			/* ... and the target's attributes of w.wcols */
+	TupleDesc	tdesc;			/* ... the target's */
+	TupleTableSlot *row;		/* ... where the statement's row and that one meet */
 	MemoryContext keycxt;		/* reset per key */
 	TupleTableSlot *winner;		/* the key's latest upsert */
 	TupleTableSlot *latest;		/* the key's latest delete */
@@ -443,6 +450,44 @@ fold_key(Scd1Fold *F, uint32 id, TupleTableSlot *st)
 	}
 }
 
+/*
+ * The state statement's row of key id (without the target's columns) and
+ * the key's target row read by the scan, as the statement with the join
+ * would return them.
+ */
+static TupleTableSlot *
+with_target_row(Scd1Fold *F, uint32 id, TupleTableSlot *st)
+{
+	TupleTableSlot *r = F->row;
+	HeapTuple	t = F->trows[id];
+	int			nw = list_length(F->w.wcols);
+
+	ExecClearTuple(r);
+	memcpy(r->tts_values, st->tts_values, sizeof(Datum) * F->att_row);
+	memcpy(r->tts_isnull, st->tts_isnull, sizeof(bool) * F->att_row);
+	r->tts_isnull[F->att_row] = r->tts_isnull[F->att_row + 1] = (t == NULL);
+	if (t != NULL)
+	{
+		r->tts_values[F->att_row] = PointerGetDatum(&t->t_self);
+		r->tts_values[F->att_row + 1] = ObjectIdGetDatum(F->f->target);
+	}
+	for (int j = 0; j < nw; j++)
+	{
+		int			a = F->att_row + BATCH_ROW_ID_ATTS + j;
+
+		r->tts_isnull[a] = true;
+		if (t != NULL)
+			r->tts_values[a] = heap_getattr(t, F->tatts[j], F->tdesc, &r->tts_isnull[a]);
+	}
+	/* COALESCE(st.__autocdc_upsert_seq, t.__autocdc_sequence) */
+	if (F->seq_in_target && r->tts_isnull[ST_UPS])
+	{
+		r->tts_values[ST_UPS] = r->tts_values[F->att_row + BATCH_ROW_ID_ATTS + F->nwritten];
+		r->tts_isnull[ST_UPS] = r->tts_isnull[F->att_row + BATCH_ROW_ID_ATTS + F->nwritten];
+	}
+	return ExecStoreVirtualTuple(r);
+}
+
 static bool
 scd1_receive(TupleTableSlot *slot, DestReceiver *self)
 {
@@ -461,6 +506,8 @@ scd1_receive(TupleTableSlot *slot, DestReceiver *self)
 	}
 	F->nfolded++;
 	old = MemoryContextSwitchTo(F->keycxt);
+	if (F->trows)
+		slot = with_target_row(F, id, slot);
 	fold_key(F, id, slot);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(F->keycxt);
@@ -492,18 +539,25 @@ state_statement(Scd1Fold *F)
 	/* the applied upsert: a tombstone's, else the live row's (or, from 0.1.0, the state's) */
 	appendStringInfo(&sql, "SELECT k.__autocdc_id, %s, st.__autocdc_delete_seq, "
 					 "st.__autocdc_deleted_at, st.__autocdc_upsert_seq, st.ctid, st.tableoid",
-					 F->seq_in_target ? "COALESCE(st.__autocdc_upsert_seq, t." ACDC_SEQUENCE_COLUMN ")"
+					 F->seq_in_target && !F->trows ?
+					 "COALESCE(st.__autocdc_upsert_seq, t." ACDC_SEQUENCE_COLUMN ")"
 					 : "st.__autocdc_upsert_seq");
 	for_each_from(lc, F->w.written, F->nplain)
 		appendStringInfo(&sql, ", st.%s", quote_identifier(lfirst(lc)));
-	appendStringInfoString(&sql, ", t.ctid, t.tableoid");
-	foreach(lc, F->w.wcols)
-		appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
+	if (!F->trows)
+	{
+		appendStringInfoString(&sql, ", t.ctid, t.tableoid");
+		foreach(lc, F->w.wcols)
+			appendStringInfo(&sql, ", t.%s", quote_identifier(lfirst(lc)));
+	}
 	appendStringInfo(&sql, " FROM %s k LEFT JOIN %s st ON ", EVENTS_KEYS_RELATION,
 					 acdc_rel_qualified_name(f->state));
 	acdc_append_keys_match(&sql, f, "k", "st");
-	appendStringInfo(&sql, " LEFT JOIN %s t ON ", acdc_rel_qualified_name(f->target));
-	acdc_append_keys_match(&sql, f, "k", "t");
+	if (!F->trows)
+	{
+		appendStringInfo(&sql, " LEFT JOIN %s t ON ", acdc_rel_qualified_name(f->target));
+		acdc_append_keys_match(&sql, f, "k", "t");
+	}
 	/* sorting the rows cost 5% of a run where the events can be found by key */
 	if (F->folded == NULL)
 		appendStringInfoString(&sql, " ORDER BY k.__autocdc_id");
@@ -604,6 +658,57 @@ fold_setup(Scd1Fold *F, FlowDef *f, Events *ev, FlowCounts *counts, ReadParams *
 }
 
 /*
+ * Reads the target rows of the batch's keys by a scan (target_scan.c)
+ * where that is cheaper than the state statement's join; then the
+ * statement reads the state alone.  Returns the rows found, or -1.
+ */
+static int64
+scan_target(Scd1Fold *F)
+{
+	FlowDef    *f = F->f;
+	int			nw = list_length(F->w.wcols);
+	int			natts = F->att_row + BATCH_ROW_ID_ATTS + nw;
+	TupleDesc	desc;
+	Relation	rel;
+	uint64		nfound;
+	ListCell   *lc;
+
+	if (F->folded == NULL || !acdc_target_scan_applies(F->ev, f->target, f->keys))
+		return -1;
+	F->trows = acdc_target_scan(F->ev, f->target, f->keys, &nfound);
+	if (F->trows == NULL)
+		return -1;
+	rel = relation_open(f->target, AccessShareLock);
+	/* with its constraints: a column added later has its missing value there */
+	F->tdesc = CreateTupleDescCopyConstr(RelationGetDescr(rel));
+	relation_close(rel, NoLock);
+	F->tatts = palloc(sizeof(AttrNumber) * Max(nw, 1));
+	foreach(lc, F->w.wcols)
+		F->tatts[foreach_current_index(lc)] = get_attnum(f->target, lfirst(lc));
+
+	/* the shape of the state statement's rows with the join */
+	desc = CreateTemplateTupleDesc(natts);
+	for (int a = 1; a <= natts; a++)
+	{
+		Oid			type = f->seq_type;
+
+		if (a == ST_ID + 1)
+			type = INT4OID;
+		else if (a == ST_DEAD_AT + 1)
+			type = TIMESTAMPTZOID;
+		else if (a == ST_ROW + 1 || a == F->att_row + 1)
+			type = TIDOID;
+		else if (a == ST_ROW + 2 || a == F->att_row + 2)
+			type = OIDOID;
+		else if (a > F->att_row + BATCH_ROW_ID_ATTS)
+			type = TupleDescAttr(F->tdesc, F->tatts[a - F->att_row - BATCH_ROW_ID_ATTS - 1] - 1)->atttypid;
+		TupleDescInitEntry(desc, a, NULL, type, -1, 0);
+	}
+	F->row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	return (int64) nfound;
+}
+
+/*
  * Applies the flow's new events to its SCD 1 target.  Runs as the flow's
  * owner; the caller provides the transaction boundaries.  Returns the
  * target's truncate mark after the run (NULL if there is none).
@@ -622,6 +727,7 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	instr_time	t0,
 				t1,
 				t2;
+	int64		scanned;
 
 	/* reading the events checks that the flow's columns still exist */
 	initStringInfo(&events);
@@ -639,6 +745,7 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	opts.dest = (DestReceiver *) &F;
 	INSTR_TIME_SET_CURRENT(t0);
 	acdc_progress_phase(ACDC_PHASE_FOLDING);
+	scanned = scan_target(&F);
 	rc = SPI_execute_extended(state_statement(&F), &opts);
 	if (rc < 0)
 		elog(ERROR, "autocdc: SPI failed (%s) reading the state of flow \"%s\"",
@@ -652,8 +759,10 @@ acdc_scd1_apply(FlowDef *f, ReadParams *p, FlowCounts *counts)
 	INSTR_TIME_SET_CURRENT(t2);
 	INSTR_TIME_SUBTRACT(t2, t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
-	elog(DEBUG1, "autocdc: flow \"%s\": folded with state and target in %.1f ms, written in %.1f ms",
-		 f->name, INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2));
+	elog(DEBUG1, "autocdc: flow \"%s\": folded with state and target in %.1f ms%s, written in %.1f ms",
+		 f->name, INSTR_TIME_GET_MILLISEC(t1),
+		 scanned < 0 ? "" : psprintf(" (%lld target rows of its keys read by a scan)", (long long) scanned),
+		 INSTR_TIME_GET_MILLISEC(t2));
 	MemoryContextSwitchTo(old);
 	if (truncated)
 		new_t = acdc_value_canonical(F.nt, f->seq_type);
