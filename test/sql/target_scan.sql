@@ -1,5 +1,5 @@
 -- An SCD 1 run reads its keys' target rows by one pass over the target when
--- its keys are at least as many as the target's pages, else by a lookup per
+-- its keys are at least four times the target's pages, else by a lookup per
 -- key (index scans of the target in pg_stat_user_tables); both give the same
 -- fold.  (The planner's join for many keys scans the target too: that the
 -- pass ran shows in the DEBUG1 line "N target rows of its keys read by a scan".)
