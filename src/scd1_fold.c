@@ -673,7 +673,7 @@ scan_target(Scd1Fold *F)
 	uint64		nfound;
 	ListCell   *lc;
 
-	if (F->folded == NULL || !acdc_target_scan_applies(F->ev, f->target, f->keys))
+	if (F->folded == NULL || !acdc_target_scan_applies(F->ev, f->target, f->keys, F->w.wcols))
 		return -1;
 	F->trows = acdc_target_scan(F->ev, f->target, f->keys, &nfound);
 	if (F->trows == NULL)

@@ -17,10 +17,12 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/tableam.h"
+#include "access/sysattr.h"
 #include "access/xact.h"
+#include "catalog/pg_am.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
-#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
@@ -51,8 +53,36 @@ key_attnums(Events *ev, Relation rel, List *keys, AttrNumber *atts)
 	return list_length(keys) == ev->nkeys;
 }
 
+/*
+ * Whether the statement that joins would be allowed to read relid's keys
+ * and columns: its permission check, the executor's hook included (an
+ * audit or label module sees the read); else the statement runs and says.
+ */
+static bool
+may_read(Relation rel, List *keys, List *columns)
+{
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	ListCell   *lc;
+
+	rte->rtekind = RTE_RELATION;
+	rte->relid = RelationGetRelid(rel);
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = AccessShareLock;
+	rte->requiredPerms = ACL_SELECT;
+	foreach(lc, list_concat_copy(keys, columns))
+	{
+		AttrNumber	a = get_attnum(RelationGetRelid(rel), lfirst(lc));
+
+		if (a <= 0)
+			return false;
+		rte->selectedCols = bms_add_member(rte->selectedCols,
+										   a - FirstLowInvalidHeapAttributeNumber);
+	}
+	return ExecCheckRTPerms(list_make1(rte), false);
+}
+
 bool
-acdc_target_scan_applies(Events *ev, Oid relid, List *keys)
+acdc_target_scan_applies(Events *ev, Oid relid, List *keys, List *columns)
 {
 	Relation	rel;
 	AttrNumber *atts;
@@ -62,11 +92,13 @@ acdc_target_scan_applies(Events *ev, Oid relid, List *keys)
 		return false;
 	rel = relation_open(relid, AccessShareLock);
 	atts = palloc(sizeof(AttrNumber) * Max(ev->nkeys, 1));
+	/* heap: a copied row keeps its tid (t_self), which the writes name it by */
 	applies = rel->rd_rel->relkind == RELKIND_RELATION &&
+		rel->rd_rel->relam == HEAP_TABLE_AM_OID &&
 		!rel->rd_rel->relhassubclass &&
 		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED &&
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
-		key_attnums(ev, rel, keys, atts);
+		key_attnums(ev, rel, keys, atts) &&
+		may_read(rel, keys, columns);
 	if (applies)
 	{
 		BlockNumber nblocks = RelationGetNumberOfBlocks(rel);

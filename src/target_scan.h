@@ -12,11 +12,12 @@
 /*
  * Whether a pass over relid reads the rows of the batch's keys (the table's
  * columns named keys) more cheaply than looking them up, and gives what a
- * statement run now would: an ordinary table whose key columns compare as
- * the batch's do, readable by the current user without row security, and
+ * statement reading keys and columns would: an ordinary heap table whose
+ * key columns compare as the batch's do, which the current user may read
+ * (the executor's check, its hook included) without row security, and
  * small enough to keep its rows of the batch in memory.
  */
-extern bool acdc_target_scan_applies(Events *ev, Oid relid, List *keys);
+extern bool acdc_target_scan_applies(Events *ev, Oid relid, List *keys, List *columns);
 
 /*
  * The rows of relid (with t_self set), by key number, NULL for a key it
