@@ -402,14 +402,10 @@ typedef struct KeySort
 	Datum	   *keyvals;		/* nkeys per key number */
 } KeySort;
 
+/* Two keys (nkeys values each) in the sort's order. */
 static int
-cmp_keys(const void *a, const void *b, void *arg)
+keyvals_cmp(Events *ev, const Datum *x, const Datum *y)
 {
-	KeySort    *ks = arg;
-	Events	   *ev = ks->h->ev;
-	Datum	   *x = &ks->keyvals[(Size) *(const uint32 *) a * ev->nkeys];
-	Datum	   *y = &ks->keyvals[(Size) *(const uint32 *) b * ev->nkeys];
-
 	for (int i = 0; i < ev->nkeys; i++)
 	{
 		int			c = ApplySortComparator(x[i], false, y[i], false, &ev->cmp[i]);
@@ -418,6 +414,16 @@ cmp_keys(const void *a, const void *b, void *arg)
 			return c;
 	}
 	return 0;
+}
+
+static int
+cmp_keys(const void *a, const void *b, void *arg)
+{
+	KeySort    *ks = arg;
+	Events	   *ev = ks->h->ev;
+
+	return keyvals_cmp(ev, &ks->keyvals[(Size) *(const uint32 *) a * ev->nkeys],
+					   &ks->keyvals[(Size) *(const uint32 *) b * ev->nkeys]);
 }
 
 static int
@@ -571,11 +577,8 @@ acdc_events_hash_find_key(Events *ev, Datum *keys, uint32 *id)
 	while (lo < hi)
 	{
 		uint32		mid = lo + (hi - lo) / 2;
-		Datum	   *x = &h->keyvals[(Size) h->ranked[mid] * ev->nkeys];
-		int			c = 0;
+		int			c = keyvals_cmp(ev, keys, &h->keyvals[(Size) h->ranked[mid] * ev->nkeys]);
 
-		for (int i = 0; i < ev->nkeys && c == 0; i++)
-			c = ApplySortComparator(keys[i], false, x[i], false, &ev->cmp[i]);
 		if (c == 0)
 		{
 			*id = mid;
