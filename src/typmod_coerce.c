@@ -96,14 +96,12 @@ acdc_typmod_coercion(TypmodCoercion *c, Oid target, TupleDesc desc, int first, L
 Oid
 acdc_typmod_cast_type(Oid type)
 {
-	int32		basemod = -1;
-	Oid			base = getBaseTypeAndTypmod(type, &basemod);
-
-	return base != type && basemod >= 0 ? base : type;
+	return getBaseType(type);
 }
 
 void
-acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts)
+acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts,
+				  const bool *unset)
 {
 	ParamExternData *prm = &c->params->params[0];
 
@@ -111,7 +109,7 @@ acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts)
 	{
 		int			a = c->att[i];
 
-		if (a >= natts)
+		if (a >= natts || (unset != NULL && unset[a]))
 			continue;
 
 		/* a NULL too: a domain may refuse it */

@@ -29,16 +29,21 @@ extern TypmodCoercion *acdc_typmod_coercion(TypmodCoercion *c, Oid target, Tuple
 
 /*
  * The type a read casts a value for a column of type "type" to: that type,
- * or for a domain over a type with a modifier (varchar(5)) its base type,
- * which acdc_typmod_coercion then coerces to the domain as an INSERT
- * would: the explicit cast to the domain truncates where the INSERT fails.
+ * or for a domain its base type, which acdc_typmod_coercion then coerces to
+ * the domain as an INSERT would, per event: the explicit cast to a domain
+ * over varchar(5) truncates where the INSERT fails, and a cast in the read
+ * would check a domain's NOT NULL and CHECK on values no write takes (a
+ * delete's, a column a partial update does not set, a snapshot's marks).
  */
 extern Oid	acdc_typmod_cast_type(Oid type);
 
 /*
  * values of desc's first natts attributes coerced in place, in the current
- * memory context (a delete's keys only: its values are not written).
+ * memory context (a delete's keys only: its values are not written), but
+ * not those whose unset[attribute] is true (NULL: none is): a column a
+ * partial update does not set is not written either.
  */
-extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts);
+extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts,
+							  const bool *unset);
 
 #endif							/* AUTOCDC_TYPMOD_COERCE_H */

@@ -100,6 +100,52 @@ UPDATE snap_src SET w = 'x' WHERE id = 1;
 SELECT flow, rows_upserted, status FROM autocdc.run('tm_snap');
 SELECT * FROM snap ORDER BY id;
 
+-- a domain without a modifier: its NOT NULL and CHECK hold for what is
+-- written, not for what no write takes (a delete's values, a column a
+-- partial update does not set, a snapshot's deletes and truncate)
+CREATE DOMAIN tm.text_nn AS text NOT NULL;
+CREATE DOMAIN tm.pos AS int CHECK (VALUE > 0);
+CREATE TABLE nn_src (id tm.text_nn, v text, n int, seq int, op text, cols text[]);
+CREATE TABLE nn (id tm.text_nn PRIMARY KEY, v tm.text_nn, n tm.pos, __autocdc_sequence int);
+SELECT autocdc.create_auto_cdc_flow(target => 'nn', source => 'nn_src', keys => ARRAY['id'],
+  sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['seq', 'op', 'cols'],
+  columns_to_update => 'cols', stored_as_scd_type => 1, pipeline => 'tm_nn');
+INSERT INTO nn_src VALUES ('a', 'x', 1, 1, 'U', NULL), ('b', 'y', 2, 1, 'U', NULL),
+  ('b', NULL, NULL, 2, 'D', NULL), ('a', NULL, 5, 3, 'U', '{n}');
+SELECT flow, rows_upserted, rows_deleted, status FROM autocdc.run('tm_nn');
+SELECT * FROM nn ORDER BY id;
+-- a column the update sets: NULL is refused, as is a value the CHECK refuses
+INSERT INTO nn_src VALUES ('a', NULL, NULL, 4, 'U', '{v}');
+SELECT flow, status FROM autocdc.run('tm_nn');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_nn' ORDER BY id DESC LIMIT 1;
+DELETE FROM nn_src WHERE seq = 4;
+INSERT INTO nn_src VALUES ('c', 'z', 0, 1, 'U', NULL);
+SELECT flow, status FROM autocdc.run('tm_nn');
+SELECT error FROM autocdc.event_log WHERE pipeline = 'tm_nn' ORDER BY id DESC LIMIT 1;
+DELETE FROM nn_src WHERE id = 'c';
+SELECT flow, rows_upserted, status FROM autocdc.run('tm_nn');
+SELECT * FROM nn ORDER BY id;
+SELECT autocdc.drop_flow('nn');
+CREATE TABLE nn_snap_src (id int, v text, n int);
+INSERT INTO nn_snap_src VALUES (1, 'a', 1), (2, 'b', 2);
+CREATE TABLE nn_snap1 (id int PRIMARY KEY, v tm.text_nn, n tm.pos, __autocdc_sequence bigint);
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'nn_snap1', source => 'nn_snap_src',
+  keys => ARRAY['id'], stored_as_scd_type => 1, pipeline => 'tm_nn_snap');
+CREATE TABLE nn_snap2 (id int, v tm.text_nn, n tm.pos, __start_at bigint, __end_at bigint, PRIMARY KEY (id, __start_at));
+SELECT autocdc.create_auto_cdc_from_snapshot_flow(target => 'nn_snap2', source => 'nn_snap_src',
+  keys => ARRAY['id'], stored_as_scd_type => 2, pipeline => 'tm_nn_snap');
+SELECT flow, rows_upserted, status FROM autocdc.run('tm_nn_snap') ORDER BY flow;
+UPDATE nn_snap_src SET v = 'c' WHERE id = 2;
+DELETE FROM nn_snap_src WHERE id = 1;
+SELECT flow, rows_upserted, rows_deleted, status FROM autocdc.run('tm_nn_snap') ORDER BY flow;
+SELECT * FROM nn_snap1 ORDER BY id;
+SELECT * FROM nn_snap2 ORDER BY id, __start_at;
+UPDATE nn_snap_src SET n = -1;
+SELECT flow, status FROM autocdc.run('tm_nn_snap') ORDER BY flow;
+SELECT DISTINCT error FROM autocdc.event_log WHERE pipeline = 'tm_nn_snap' AND error IS NOT NULL;
+SELECT autocdc.drop_flow('nn_snap1');
+SELECT autocdc.drop_flow('nn_snap2');
+
 SELECT autocdc.drop_flow('s1');
 SELECT autocdc.drop_flow('s1_watched');
 SELECT autocdc.drop_flow('s2');
