@@ -93,6 +93,13 @@ struct ArrayType;
 extern Datum autocdc_current_settings(void);
 extern void autocdc_apply_settings(struct ArrayType *settings);
 
+/*
+ * Fresh memory a run is about to fill, its pages made present in one call
+ * rather than one fault each (util.c); and size bytes of cxt so made.
+ */
+extern void acdc_prefault(void *p, Size size);
+extern void *acdc_alloc_prefaulted(MemoryContext cxt, Size size);
+
 /* SPI helpers: errors are raised, never returned. */
 extern int	acdc_spi_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 					 const char *nulls, bool read_only);

@@ -40,11 +40,14 @@
  * chunk header each was a fifth of a tuple), and the arrivals come in
  * chunks of 2^ARRIVAL_SHIFT (growing an array copied them): both are
  * memory the backend touches for the first time, whose page faults were
- * most of the cost of keeping an event.
+ * most of the cost of keeping an event: their pages are made present
+ * PREFAULT_STEP at a time just ahead of use (acdc_prefault), a step small
+ * enough that the pages the kernel zeroes are still in cache when filled.
  */
 #define TUPLE_BLOCK_FIRST ((Size) 64 * 1024)
 #define TUPLE_BLOCK_LARGEST ((Size) 8 * 1024 * 1024)
 #define ARRIVAL_SHIFT 12
+#define PREFAULT_STEP ((Size) 256 * 1024)
 #define ARRIVAL_CHUNK ((uint32) 1 << ARRIVAL_SHIFT)
 
 typedef struct KeyEntry
@@ -87,9 +90,26 @@ static uint32 probe_hash(struct EventsHash *h);
 #define SH_STORE_HASH
 #define SH_GET_HASH(tb, a) a->hash
 #define SH_SCOPE static inline
+#define SH_USE_NONDEFAULT_ALLOCATOR
 #define SH_DECLARE
 #define SH_DEFINE
 #include "lib/simplehash.h"
+
+/* zeroed, as simplehash's own allocator does, its pages made present first */
+static inline void *
+keytab_allocate(keytab_hash *tb, Size size)
+{
+	void	   *p = acdc_alloc_prefaulted(tb->ctx, size);
+
+	memset(p, 0, size);
+	return p;
+}
+
+static inline void
+keytab_free(keytab_hash *tb, void *pointer)
+{
+	pfree(pointer);
+}
 
 struct EventsHash
 {
@@ -97,6 +117,7 @@ struct EventsHash
 	MemoryContext mem;			/* the events' tuples and arrivals */
 	char	   *block_free;		/* the rest of the last block of tuples */
 	char	   *block_end;
+	char	   *block_present;	/* the block's pages are present up to here */
 	Size		block_size;		/* of the next block: doubles */
 	keytab_hash *table;
 	FmgrInfo   *hashfn;			/* per key column */
@@ -221,14 +242,22 @@ hash_alloc(struct EventsHash *h, Size size)
 	if (size > (Size) (h->block_end - h->block_free))
 	{
 		if (size > h->block_size / 4)
-			return MemoryContextAllocExtended(h->mem, size, MCXT_ALLOC_HUGE);
+			return acdc_alloc_prefaulted(h->mem, size);
 		h->block_free = MemoryContextAllocExtended(h->mem, h->block_size, MCXT_ALLOC_HUGE);
 		h->block_end = h->block_free + h->block_size;
+		h->block_present = h->block_free;
 		if (h->block_size < TUPLE_BLOCK_LARGEST)
 			h->block_size *= 2;
 	}
 	p = h->block_free;
 	h->block_free += size;
+	if (h->block_free > h->block_present)
+	{
+		Size		step = Min(Max(PREFAULT_STEP, size), (Size) (h->block_end - h->block_present));
+
+		acdc_prefault(h->block_present, step);
+		h->block_present += step;
+	}
 	return p;
 }
 
@@ -341,7 +370,7 @@ acdc_events_hash_put(Events *ev, TupleTableSlot *slot)
 			h->arrivals = repalloc(h->arrivals, sizeof(Arrival *) * h->maxchunks);
 		}
 		/* apart from the tuples: freed once the events are in order */
-		h->arrivals[h->nchunks++] = MemoryContextAlloc(h->mem, sizeof(Arrival) * ARRIVAL_CHUNK);
+		h->arrivals[h->nchunks++] = acdc_alloc_prefaulted(h->mem, sizeof(Arrival) * ARRIVAL_CHUNK);
 	}
 	a = arrival_at(h, h->nevents++);
 	a->tuple = kept_minimal_tuple(h, slot);
@@ -489,7 +518,7 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 
 	/* the keys, sorted */
 	ks.h = h;
-	ks.keyvals = palloc_extended(sizeof(Datum) * ev->nkeys * Max(nk, 1), MCXT_ALLOC_HUGE);
+	ks.keyvals = acdc_alloc_prefaulted(CurrentMemoryContext, sizeof(Datum) * ev->nkeys * Max(nk, 1));
 	keys = palloc_extended(sizeof(uint32) * Max(nk, 1), MCXT_ALLOC_HUGE);
 	for (uint32 k = 0; k < nk; k++)
 	{
@@ -508,7 +537,7 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 		next[r] = start;
 		start += h->kcount[keys[r]];
 	}
-	h->order = palloc_extended(sizeof(SeqItem) * Max(h->nevents, 1), MCXT_ALLOC_HUGE);
+	h->order = acdc_alloc_prefaulted(CurrentMemoryContext, sizeof(SeqItem) * Max(h->nevents, 1));
 	for (uint32 n = 0; n < h->nevents; n++)
 	{
 		Arrival    *a = arrival_at(h, n);
@@ -523,7 +552,7 @@ acdc_events_hash_order(Events *ev, BatchRelation *keysrel, TupleTableSlot *work)
 	h->nchunks = 0;
 
 	/* each key's events by sequence, its number, its conflicts and latest events */
-	h->latest = palloc_extended(sizeof(MinimalTuple) * 2 * Max(nk, 1), MCXT_ALLOC_HUGE);
+	h->latest = acdc_alloc_prefaulted(CurrentMemoryContext, sizeof(MinimalTuple) * 2 * Max(nk, 1));
 	h->kstart = palloc_extended(sizeof(uint32) * Max(nk, 1), MCXT_ALLOC_HUGE);
 	start = 0;
 	for (uint32 r = 0; r < nk; r++)

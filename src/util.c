@@ -6,6 +6,9 @@
  */
 #include "autocdc.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "access/genam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -702,4 +705,34 @@ acdc_event_store_value_columns(Oid events, List *keys)
 	}
 	relation_close(rel, AccessShareLock);
 	return result;
+}
+
+/*
+ * Makes the pages of [p, p + size) present and writable in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14 on).  A run fills hundreds of MB of
+ * memory the backend has not touched, and a fault per 4 kB page of it took
+ * a fifth of an SCD 1 run over 1M events (perf: the fault's entry and
+ * exit, not the zeroing).  Only advice: where the kernel refuses it the
+ * pages fault in as before.
+ */
+void
+acdc_prefault(void *p, Size size)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	start = (uintptr_t) p - (uintptr_t) p % page;
+
+	if (size > 0)
+		(void) madvise((void *) start, (uintptr_t) p + size - start, MADV_POPULATE_WRITE);
+#endif
+}
+
+/* size bytes of cxt (not zeroed), their pages present (above) */
+void *
+acdc_alloc_prefaulted(MemoryContext cxt, Size size)
+{
+	void	   *p = MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_HUGE);
+
+	acdc_prefault(p, size);
+	return p;
 }
