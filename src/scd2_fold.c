@@ -51,15 +51,48 @@ acdc_vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 	return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], a, b));
 }
 
+/* Blocks of the chunk's arena; a chunk of 1M events fills about 100 of them. */
+#define FOLD_ARENA_BLOCK ((Size) 1024 * 1024)
+
+void *
+acdc_fold_alloc(Fold2 *F, Size size)
+{
+	char	   *p;
+
+	if (CurrentMemoryContext != F->chunk_cxt)
+		return palloc(size);
+	size = MAXALIGN(size);
+	if (size > (Size) (F->arena_end - F->arena_free))
+	{
+		if (size > FOLD_ARENA_BLOCK / 8)
+			return acdc_alloc_prefaulted(F->chunk_cxt, size);
+		F->arena_free = acdc_alloc_prefaulted(F->chunk_cxt, FOLD_ARENA_BLOCK);
+		F->arena_end = F->arena_free + FOLD_ARENA_BLOCK;
+	}
+	p = F->arena_free;
+	F->arena_free += size;
+	return p;
+}
+
+/* An array of n elements of elem bytes grown to m, the new part's pages present. */
+static void *
+grow_prefaulted(void *old, Size elem, uint64 n, uint64 m)
+{
+	char	   *p = repalloc_huge(old, elem * m);
+
+	acdc_prefault(p + elem * n, elem * (m - n));
+	return p;
+}
+
 /* The event row in the store's shape. */
 static void
 normalize(Fold2 *F, TupleTableSlot *slot, Ev *e)
 {
-	e->keys = palloc(sizeof(Datum) * F->ev->nkeys);
+	e->keys = acdc_fold_alloc(F, sizeof(Datum) * F->ev->nkeys);
 	for (int i = 0; i < F->ev->nkeys; i++)
 		e->keys[i] = slot->tts_values[i];
-	e->vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
-	e->nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+	e->vals = acdc_fold_alloc(F, sizeof(Datum) * Max(F->nvals, 1));
+	e->nulls = acdc_fold_alloc(F, sizeof(bool) * Max(F->nvals, 1));
 	e->inherit = NULL;
 	for (int j = 0; j < F->nvals; j++)
 	{
@@ -123,13 +156,15 @@ load_chunk(Fold2 *F, uint32 first, Size bound, MemoryContext cxt)
 		CHECK_FOR_INTERRUPTS();
 		if (F->nevs + ev->nevents[k] > maxevs)
 		{
-			maxevs = Max(maxevs * 2, F->nevs + ev->nevents[k]);
-			F->evs = repalloc_huge(F->evs, sizeof(Ev) * maxevs);
+			uint64		grown = Max(maxevs * 2, F->nevs + ev->nevents[k]);
+
+			F->evs = grow_prefaulted(F->evs, sizeof(Ev), maxevs, grown);
+			maxevs = grown;
 		}
 		if (key == maxkeys)
 		{
+			F->keyvals = grow_prefaulted(F->keyvals, sizeof(Datum) * ev->nkeys, maxkeys, (uint64) maxkeys * 2);
 			maxkeys *= 2;
-			F->keyvals = repalloc_huge(F->keyvals, sizeof(Datum) * ev->nkeys * maxkeys);
 		}
 		F->nread += ev->nevents[k];
 		for (uint32 n = 0; n < ev->nevents[k]; n++)
@@ -262,8 +297,8 @@ acdc_fold_key(Fold2 *F, Ev *ev, uint64 n, Version *out, uint64 *nout)
 			prev = NULL;
 			continue;
 		}
-		vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
-		nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+		vals = acdc_fold_alloc(F, sizeof(Datum) * Max(F->nvals, 1));
+		nulls = acdc_fold_alloc(F, sizeof(bool) * Max(F->nvals, 1));
 		for (int j = 0; j < F->nvals; j++)
 		{
 			bool		sets = e->kind == 'a' || !bms_is_member(j, e->inherit);
@@ -419,6 +454,8 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 
 		acdc_progress_phase(ACDC_PHASE_FOLDING);
 		oldcxt = MemoryContextSwitchTo(chunk_cxt);
+		F.chunk_cxt = chunk_cxt;
+		F.arena_free = F.arena_end = NULL;
 		INSTR_TIME_SET_CURRENT(t[0]);
 		k = load_chunk(&F, k, bound, chunk_cxt);
 		INSTR_TIME_SET_CURRENT(t[1]);
@@ -434,7 +471,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 			acdc_progress_add_rows(counts->upserted + counts->deleted - written);
 			goto chunk_done;
 		}
-		nv = palloc_extended(sizeof(Version) * Max(ninp, 1), MCXT_ALLOC_HUGE);
+		nv = acdc_alloc_prefaulted(chunk_cxt, sizeof(Version) * Max(ninp, 1));
 		for (uint64 i = 0; i < ninp;)
 		{
 			uint64		n = i;

@@ -90,6 +90,9 @@ typedef struct Fold2
 	SPITupleTable *stored[3];	/* results values point into, freed after the writes */
 	struct BtFold *bt;			/* a bitemporal target's (bitemp_fold.c), or NULL */
 	bool		all_new;		/* target and store were empty when the run began */
+	MemoryContext chunk_cxt;	/* what lives as long as the chunk */
+	char	   *arena_free;		/* ... carved from prefaulted blocks of it */
+	char	   *arena_end;
 } Fold2;
 
 
@@ -103,6 +106,13 @@ keyseq_cmp(Fold2 *F, uint32 ka, Datum sa, uint32 kc, Datum sc)
 }
 
 extern bool acdc_vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull);
+
+/*
+ * size bytes (not zeroed) that live as long as the chunk when the current
+ * memory context is the chunk's, else a palloc: the fold's many small
+ * values, in memory whose pages are present (acdc_prefault).
+ */
+extern void *acdc_fold_alloc(Fold2 *F, Size size);
 extern int	acdc_version_order(const void *x, const void *y, void *arg);
 extern void acdc_init_value_entries(Fold2 *F, TupleDesc desc, int first);
 extern char *acdc_value_list(Fold2 *F, const char *alias);

@@ -95,7 +95,7 @@ register_chunk_keys(Fold2 *F)
 static Datum *
 deform_keys(Fold2 *F, HeapTuple tup, TupleDesc desc, int first)
 {
-	Datum	   *keys = palloc(sizeof(Datum) * F->ev->nkeys);
+	Datum	   *keys = acdc_fold_alloc(F, sizeof(Datum) * F->ev->nkeys);
 	bool		isnull;
 
 	for (int i = 0; i < F->ev->nkeys; i++)
@@ -106,8 +106,8 @@ deform_keys(Fold2 *F, HeapTuple tup, TupleDesc desc, int first)
 static void
 deform_values(Fold2 *F, HeapTuple tup, TupleDesc desc, int first, Datum **vals, bool **nulls)
 {
-	*vals = palloc(sizeof(Datum) * Max(F->nvals, 1));
-	*nulls = palloc(sizeof(bool) * Max(F->nvals, 1));
+	*vals = acdc_fold_alloc(F, sizeof(Datum) * Max(F->nvals, 1));
+	*nulls = acdc_fold_alloc(F, sizeof(bool) * Max(F->nvals, 1));
 	for (int j = 0; j < F->nvals; j++)
 		(*vals)[j] = heap_getattr(tup, first + j, desc, &(*nulls)[j]);
 }
@@ -124,7 +124,8 @@ acdc_read_keys(Fold2 *F)
 	StringInfoData sql;
 	SPITupleTable *tt;
 
-	F->modes = palloc_extended(sizeof(KeyMode) * Max(F->nkeysets, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	F->modes = acdc_alloc_prefaulted(CurrentMemoryContext, sizeof(KeyMode) * Max(F->nkeysets, 1));
+	memset(F->modes, 0, sizeof(KeyMode) * Max(F->nkeysets, 1));
 	/* nothing stored: every key is new (chunks hold distinct keys) */
 	if (F->all_new)
 		return;
@@ -546,9 +547,9 @@ acdc_read_stored(Fold2 *F, uint64 nloose, Ev **inp, uint64 *ninp, Version **old,
 	F->stored[1] = ver_tt;
 
 	/* room for the stored events and versions, their starts, an anchor per key, the new events */
-	*old = palloc_extended(sizeof(Version) * (nver + F->nkeysets + 1), MCXT_ALLOC_HUGE);
-	st = palloc_extended(sizeof(Ev) * (nev + nver + F->nkeysets + 1), MCXT_ALLOC_HUGE);
-	*inp = palloc_extended(sizeof(Ev) * (nev + nver + F->nkeysets + F->nevs + 1), MCXT_ALLOC_HUGE);
+	*old = acdc_alloc_prefaulted(CurrentMemoryContext, sizeof(Version) * (nver + F->nkeysets + 1));
+	st = acdc_alloc_prefaulted(CurrentMemoryContext, sizeof(Ev) * (nev + nver + F->nkeysets + 1));
+	*inp = acdc_alloc_prefaulted(CurrentMemoryContext, sizeof(Ev) * (nev + nver + F->nkeysets + F->nevs + 1));
 	*nold = 0;
 	*ninp = 0;
 	for (uint64 r = 0; r < nver; r++)
