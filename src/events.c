@@ -263,8 +263,6 @@ events_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 		ev->kept = MakeSingleTupleTableSlot(ev->desc, &TTSOpsVirtual);
 	if (ev->coerce)
 		ev->coerce_cxt = AllocSetContextCreate(ev->cxt, "autocdc coercion", ALLOCSET_SMALL_SIZES);
-	if (ev->coerce && ev->set_att >= 0)
-		ev->coerce_unset = palloc0(sizeof(bool) * ev->desc->natts);
 	MemoryContextSwitchTo(old);
 }
 
@@ -356,13 +354,10 @@ events_receive(TupleTableSlot *slot, DestReceiver *self)
 		memcpy(ev->kept->tts_isnull, slot->tts_isnull, sizeof(bool) * ev->desc->natts);
 		if (ev->coerce && kind != 't')
 		{
-			/* a column a partial update does not set is not written */
-			for (int j = 0; ev->coerce_unset && j < list_length(ev->flow->columns); j++)
-				ev->coerce_unset[ev->first_col + j] = !events_sets(ev, slot, j);
 			MemoryContextReset(ev->coerce_cxt);
 			old = MemoryContextSwitchTo(ev->coerce_cxt);
 			acdc_typmod_apply(ev->coerce, ev->kept->tts_values, ev->kept->tts_isnull,
-							  kind == 'u' ? ev->desc->natts : ev->nkeys, ev->coerce_unset);
+							  kind == 'u' ? ev->desc->natts : ev->nkeys);
 			MemoryContextSwitchTo(old);
 		}
 		ExecStoreVirtualTuple(ev->kept);

@@ -41,7 +41,6 @@ typedef struct Events
 	TupleTableSlot *kept;		/* the read's row without its extra columns */
 	struct TypmodCoercion *coerce;	/* values to their columns' typmods, or NULL */
 	MemoryContext coerce_cxt;	/* ... reset for each row */
-	bool	   *coerce_unset;	/* columns_to_update: per attribute, not set by the row */
 	bool		conflicts;		/* two different events at one key and sequence */
 	AttrNumber *sort_atts;		/* how the sort sorts (events_startup) */
 	Oid		   *sort_ops;

@@ -51,7 +51,10 @@ acdc_vals_equal(Fold2 *F, int j, Datum a, bool anull, Datum b, bool bnull)
 	return DatumGetBool(FunctionCall2Coll(&F->eq[j], F->coll[j], a, b));
 }
 
-/* Blocks of the chunk's arena; a chunk of 1M events fills about 100 of them. */
+/*
+ * Blocks of the chunk's arena: 1 MB (a chunk of 1M events fills about 100),
+ * or a sixteenth of the chunk's bound if less, which a block counts against.
+ */
 #define FOLD_ARENA_BLOCK ((Size) 1024 * 1024)
 
 void *
@@ -64,10 +67,10 @@ acdc_fold_alloc(Fold2 *F, Size size)
 	size = MAXALIGN(size);
 	if (size > (Size) (F->arena_end - F->arena_free))
 	{
-		if (size > FOLD_ARENA_BLOCK / 8)
+		if (size > F->arena_block / 8)
 			return acdc_alloc_prefaulted(F->chunk_cxt, size);
-		F->arena_free = acdc_alloc_prefaulted(F->chunk_cxt, FOLD_ARENA_BLOCK);
-		F->arena_end = F->arena_free + FOLD_ARENA_BLOCK;
+		F->arena_free = acdc_alloc_prefaulted(F->chunk_cxt, F->arena_block);
+		F->arena_end = F->arena_free + F->arena_block;
 	}
 	p = F->arena_free;
 	F->arena_free += size;
@@ -456,6 +459,7 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 		oldcxt = MemoryContextSwitchTo(chunk_cxt);
 		F.chunk_cxt = chunk_cxt;
 		F.arena_free = F.arena_end = NULL;
+		F.arena_block = Min(FOLD_ARENA_BLOCK, Max(bound / 16, (Size) 8192));
 		INSTR_TIME_SET_CURRENT(t[0]);
 		k = load_chunk(&F, k, bound, chunk_cxt);
 		INSTR_TIME_SET_CURRENT(t[1]);

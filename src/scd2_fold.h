@@ -93,6 +93,7 @@ typedef struct Fold2
 	MemoryContext chunk_cxt;	/* what lives as long as the chunk */
 	char	   *arena_free;		/* ... carved from prefaulted blocks of it */
 	char	   *arena_end;
+	Size		arena_block;	/* their size: a small part of the chunk's bound */
 } Fold2;
 
 

@@ -68,9 +68,9 @@ acdc_typmod_coercion(TypmodCoercion *c, Oid target, TupleDesc desc, int first, L
 		intype = att->atttypid;
 		if (att->atttypid != ttype)
 		{
-			/* a domain's values, as the read's cast to it would have typed them */
+			/* a domain's values, in the column's collation (a key's is the source's) */
 			att->atttypid = ttype;
-			att->attcollation = get_typcollation(ttype);
+			att->attcollation = tcoll;
 		}
 		att->atttypmod = ttypmod;
 		if (e == (Node *) p)
@@ -100,8 +100,7 @@ acdc_typmod_cast_type(Oid type)
 }
 
 void
-acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts,
-				  const bool *unset)
+acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts)
 {
 	ParamExternData *prm = &c->params->params[0];
 
@@ -109,7 +108,7 @@ acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts,
 	{
 		int			a = c->att[i];
 
-		if (a >= natts || (unset != NULL && unset[a]))
+		if (a >= natts)
 			continue;
 
 		/* a NULL too: a domain may refuse it */

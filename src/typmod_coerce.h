@@ -33,17 +33,16 @@ extern TypmodCoercion *acdc_typmod_coercion(TypmodCoercion *c, Oid target, Tuple
  * the domain as an INSERT would, per event: the explicit cast to a domain
  * over varchar(5) truncates where the INSERT fails, and a cast in the read
  * would check a domain's NOT NULL and CHECK on values no write takes (a
- * delete's, a column a partial update does not set, a snapshot's marks).
+ * delete's, a snapshot's deletes and truncate mark).
  */
 extern Oid	acdc_typmod_cast_type(Oid type);
 
 /*
  * values of desc's first natts attributes coerced in place, in the current
- * memory context (a delete's keys only: its values are not written), but
- * not those whose unset[attribute] is true (NULL: none is): a column a
- * partial update does not set is not written either.
+ * memory context (a delete's keys only: its values are not written).  An
+ * upsert's values are coerced whether or not it sets their columns: the
+ * NULL a partial update leaves in a new key's row is written as it came.
  */
-extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts,
-							  const bool *unset);
+extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts);
 
 #endif							/* AUTOCDC_TYPMOD_COERCE_H */

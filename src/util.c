@@ -721,9 +721,11 @@ acdc_prefault(void *p, Size size)
 #ifdef MADV_POPULATE_WRITE
 	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
 	uintptr_t	start = (uintptr_t) p - (uintptr_t) p % page;
+	int			save_errno = errno;
 
 	if (size > 0)
 		(void) madvise((void *) start, (uintptr_t) p + size - start, MADV_POPULATE_WRITE);
+	errno = save_errno;
 #endif
 }
 

@@ -101,8 +101,9 @@ SELECT flow, rows_upserted, status FROM autocdc.run('tm_snap');
 SELECT * FROM snap ORDER BY id;
 
 -- a domain without a modifier: its NOT NULL and CHECK hold for what is
--- written, not for what no write takes (a delete's values, a column a
--- partial update does not set, a snapshot's deletes and truncate)
+-- written, not for what no write takes (a delete's values, a snapshot's
+-- deletes and truncate); a partial update's unlisted value is checked
+-- (a new key's row takes it) but not written over the row's
 CREATE DOMAIN tm.text_nn AS text NOT NULL;
 CREATE DOMAIN tm.pos AS int CHECK (VALUE > 0);
 CREATE TABLE nn_src (id tm.text_nn, v text, n int, seq int, op text, cols text[]);
@@ -111,7 +112,7 @@ SELECT autocdc.create_auto_cdc_flow(target => 'nn', source => 'nn_src', keys => 
   sequence_by => 'seq', apply_as_deletes => $$op = 'D'$$, except_column_list => ARRAY['seq', 'op', 'cols'],
   columns_to_update => 'cols', stored_as_scd_type => 1, pipeline => 'tm_nn');
 INSERT INTO nn_src VALUES ('a', 'x', 1, 1, 'U', NULL), ('b', 'y', 2, 1, 'U', NULL),
-  ('b', NULL, NULL, 2, 'D', NULL), ('a', NULL, 5, 3, 'U', '{n}');
+  ('b', NULL, NULL, 2, 'D', NULL), ('a', 'unlisted', 5, 3, 'U', '{n}');
 SELECT flow, rows_upserted, rows_deleted, status FROM autocdc.run('tm_nn');
 SELECT * FROM nn ORDER BY id;
 -- a column the update sets: NULL is refused, as is a value the CHECK refuses
@@ -145,6 +146,18 @@ SELECT flow, status FROM autocdc.run('tm_nn_snap') ORDER BY flow;
 SELECT DISTINCT error FROM autocdc.event_log WHERE pipeline = 'tm_nn_snap' AND error IS NOT NULL;
 SELECT autocdc.drop_flow('nn_snap1');
 SELECT autocdc.drop_flow('nn_snap2');
+
+-- a domain key whose column overrides the domain's collation
+CREATE TABLE coll_src (k text COLLATE "C", v text, seq int);
+CREATE TABLE coll_tgt (k tm.text_nn COLLATE "C" PRIMARY KEY, v text, __autocdc_sequence int);
+SELECT autocdc.create_auto_cdc_flow(target => 'coll_tgt', source => 'coll_src', keys => ARRAY['k'],
+  sequence_by => 'seq', except_column_list => ARRAY['seq'], pipeline => 'tm_coll');
+INSERT INTO coll_src VALUES ('a', 'x', 1), ('B', 'y', 1), ('a', 'z', 2);
+SELECT flow, rows_upserted, status FROM autocdc.run('tm_coll');
+INSERT INTO coll_src VALUES ('a', 'w', 3), ('c', 'q', 1), ('B', 'late', 0);
+SELECT flow, rows_upserted, rows_skipped, status FROM autocdc.run('tm_coll');
+SELECT * FROM coll_tgt ORDER BY k;
+SELECT autocdc.drop_flow('coll_tgt');
 
 SELECT autocdc.drop_flow('s1');
 SELECT autocdc.drop_flow('s1_watched');
