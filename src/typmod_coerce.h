@@ -39,9 +39,8 @@ extern Oid	acdc_typmod_cast_type(Oid type);
 
 /*
  * values of desc's first natts attributes coerced in place, in the current
- * memory context (a delete's keys only: its values are not written).  An
- * upsert's values are coerced whether or not it sets their columns: the
- * NULL a partial update leaves in a new key's row is written as it came.
+ * memory context (a delete's keys only: its values are not written); an
+ * upsert's, whether or not it sets their columns.
  */
 extern void acdc_typmod_apply(TypmodCoercion *c, Datum *values, bool *nulls, int natts);
 
