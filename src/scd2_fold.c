@@ -442,6 +442,8 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 	counts->upserted = counts->deleted = counts->skipped = 0;
 	chunk_cxt = AllocSetContextCreate(ev->cxt, "autocdc SCD 2 chunk",
 									  ALLOCSET_DEFAULT_SIZES);
+	F.chunk_cxt = chunk_cxt;
+	F.arena_block = Min(FOLD_ARENA_BLOCK, Max(bound / 16, (Size) 8192));
 	for (uint32 k = 0; k < ev->nkeysets;)
 	{
 		Ev		   *inp;
@@ -457,9 +459,8 @@ fold_chunks(FlowDef *f, ReadParams *p, const char *events_sql,
 
 		acdc_progress_phase(ACDC_PHASE_FOLDING);
 		oldcxt = MemoryContextSwitchTo(chunk_cxt);
-		F.chunk_cxt = chunk_cxt;
+		/* the last chunk's blocks went with its reset */
 		F.arena_free = F.arena_end = NULL;
-		F.arena_block = Min(FOLD_ARENA_BLOCK, Max(bound / 16, (Size) 8192));
 		INSTR_TIME_SET_CURRENT(t[0]);
 		k = load_chunk(&F, k, bound, chunk_cxt);
 		INSTR_TIME_SET_CURRENT(t[1]);
